@@ -1,0 +1,106 @@
+package controlplane
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"minicp/apiserver"
+	"minicp/embedetcd"
+)
+
+// Storage media types accepted by --storage-media-type.
+const (
+	MediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
+	MediaTypeJSON     = "application/json"
+)
+
+// Config is the whole control plane's configuration. NewConfig returns
+// minicp's defaults; AddFlags binds every field to a command-line flag.
+type Config struct {
+	// DataDir holds the embedded etcd's data and the kubeconfig.
+	DataDir string
+	// EtcdServers, when set, points minicp at an existing etcd cluster and
+	// no embedded member is started (upstream --etcd-servers).
+	EtcdServers []string
+	// StorageMediaType is how objects are encoded in etcd (upstream
+	// --storage-media-type): protobuf, as kube-apiserver does, or JSON.
+	StorageMediaType string
+	// EventTTL is the TTL of the etcd lease every Event key is bound to
+	// (upstream --event-ttl).
+	EventTTL time.Duration
+
+	Etcd      embedetcd.Config
+	APIServer apiserver.Config
+
+	// Logger receives minicp's own structured logs; nil means a quiet
+	// logger at a level chosen by APIServer.Verbosity.
+	Logger *slog.Logger
+}
+
+// NewConfig returns the defaults a learner gets from `go run ./cmd/minicp`.
+func NewConfig() Config {
+	return Config{
+		DataDir:          "./minicp-data",
+		StorageMediaType: MediaTypeProtobuf,
+		EventTTL:         time.Hour,
+		Etcd:             embedetcd.NewConfig(),
+		APIServer:        apiserver.NewConfig(),
+	}
+}
+
+// AddFlags registers the control plane's flags and those of its parts.
+func (c *Config) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the embedded etcd's data and the kubeconfig minicp writes")
+	fs.Func("etcd-servers", "comma-separated client URLs of an existing etcd cluster to use instead of an embedded member", func(s string) error {
+		c.EtcdServers = splitList(s)
+		return nil
+	})
+	fs.StringVar(&c.StorageMediaType, "storage-media-type", c.StorageMediaType, "encoding of objects stored in etcd: "+MediaTypeProtobuf+" or "+MediaTypeJSON)
+	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "how long events are retained: each Event key is bound to an etcd lease of this TTL")
+	c.Etcd.AddFlags(fs)
+	c.APIServer.AddFlags(fs)
+}
+
+// Validate checks the configuration and those of its parts.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty"))
+	}
+	switch c.StorageMediaType {
+	case MediaTypeProtobuf, MediaTypeJSON:
+	default:
+		errs = append(errs, fmt.Errorf("--storage-media-type %q is not supported: use %s or %s", c.StorageMediaType, MediaTypeProtobuf, MediaTypeJSON))
+	}
+	if c.EventTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", c.EventTTL))
+	}
+	if c.embedded() {
+		etcd := c.Etcd
+		etcd.DataDir = c.etcdDataDir()
+		if err := etcd.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.APIServer.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// embedded reports whether minicp starts its own etcd.
+func (c *Config) embedded() bool { return len(c.EtcdServers) == 0 }
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,203 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minicp/apiserver"
+	"minicp/embedetcd"
+	"minicp/registry"
+)
+
+// DefaultNamespaces are created at start-up, as a real cluster has them.
+var DefaultNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// ControlPlane is a running minicp: etcd, registry and apiserver.
+type ControlPlane struct {
+	cfg    Config
+	logger *slog.Logger
+
+	etcd       *embedetcd.Cluster // nil with --etcd-servers
+	etcdClient *clientv3.Client   // owned by etcd when embedded, by us otherwise
+	store      *registry.Store
+	api        *apiserver.Server
+
+	kubeconfig string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start brings the control plane up and returns once it is ready to serve:
+// etcd has a leader, the default namespaces exist, the apiserver answers,
+// and the kubeconfig is on disk. On error everything already started is
+// stopped again.
+func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cp := &ControlPlane{cfg: cfg, logger: cfg.Logger}
+	if cp.logger == nil {
+		cp.logger = newLogger(os.Stderr, cfg.APIServer.Verbosity)
+	}
+	defer func() {
+		if err != nil {
+			cp.Close()
+		}
+	}()
+
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	if err := cp.startEtcd(ctx); err != nil {
+		return nil, err
+	}
+	cp.store, err = registry.NewStore(cp.etcdClient, registry.Options{
+		StorageMediaType: cfg.StorageMediaType,
+		EventTTL:         cfg.EventTTL,
+		Logger:           cp.logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.ensureNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	cp.api, err = apiserver.New(cfg.APIServer, cp.store, cp.etcdReady)
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.api.Start(); err != nil {
+		return nil, err
+	}
+	cp.kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
+	if err := writeKubeconfig(cp.kubeconfig, cp.api.URL()); err != nil {
+		return nil, err
+	}
+	cp.logger.Info("minicp ready", "apiserver", cp.api.URL(), "etcd", cp.EtcdEndpoints())
+	return cp, nil
+}
+
+func (cp *ControlPlane) startEtcd(ctx context.Context) error {
+	if !cp.cfg.embedded() {
+		c, err := clientv3.New(clientv3.Config{
+			Endpoints:   cp.cfg.EtcdServers,
+			DialTimeout: 5 * time.Second,
+			Context:     ctx,
+			Logger:      quietZap(),
+		})
+		if err != nil {
+			return fmt.Errorf("connecting to --etcd-servers %v: %w", cp.cfg.EtcdServers, err)
+		}
+		cp.etcdClient = c
+		if err := cp.etcdReady(ctx); err != nil {
+			return fmt.Errorf("etcd at %v is not answering: %w", cp.cfg.EtcdServers, err)
+		}
+		return nil
+	}
+	etcdCfg := cp.cfg.Etcd
+	etcdCfg.DataDir = cp.cfg.etcdDataDir()
+	cluster, err := embedetcd.Start(ctx, etcdCfg)
+	if err != nil {
+		return err
+	}
+	cp.etcd = cluster
+	cp.etcdClient = cluster.Client()
+	return nil
+}
+
+// etcdReady is the apiserver's readiness check: etcd answers a quorum read.
+func (cp *ControlPlane) etcdReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := cp.etcdClient.Get(ctx, "health")
+	return err
+}
+
+// ensureNamespaces creates the namespaces every cluster starts with; on a
+// restart they exist already and are left untouched.
+func (cp *ControlPlane) ensureNamespaces(ctx context.Context) error {
+	res, _ := registry.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	for _, name := range DefaultNamespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		_, err := cp.store.Create(ctx, res, "", ns, registry.WriteOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// URL is the apiserver's base URL.
+func (cp *ControlPlane) URL() string { return cp.api.URL() }
+
+// KubeconfigPath is the kubeconfig written at start-up.
+func (cp *ControlPlane) KubeconfigPath() string { return cp.kubeconfig }
+
+// EtcdClient is the client the registry uses.
+func (cp *ControlPlane) EtcdClient() *clientv3.Client { return cp.etcdClient }
+
+// EtcdCluster is the embedded etcd, or nil with --etcd-servers.
+func (cp *ControlPlane) EtcdCluster() *embedetcd.Cluster { return cp.etcd }
+
+// EtcdEndpoints are the client URLs of the etcd in use.
+func (cp *ControlPlane) EtcdEndpoints() []string {
+	if cp.etcd != nil {
+		return cp.etcd.Endpoints()
+	}
+	return cp.cfg.EtcdServers
+}
+
+// Close shuts the control plane down gracefully, in this order:
+//  1. the apiserver stops accepting requests, ends open watches and waits
+//     for in-flight requests, so every acknowledged write is in etcd;
+//  2. the etcd client is closed (only when minicp opened it itself);
+//  3. the embedded etcd members stop, flushing their data.
+//
+// It is safe to call more than once; later calls return the first result.
+func (cp *ControlPlane) Close() error {
+	cp.closeOnce.Do(func() {
+		var errs []error
+		if cp.api != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			errs = append(errs, cp.api.Shutdown(ctx))
+			cancel()
+		}
+		if cp.etcd == nil && cp.etcdClient != nil {
+			errs = append(errs, cp.etcdClient.Close())
+		}
+		if cp.etcd != nil {
+			errs = append(errs, cp.etcd.Close())
+		}
+		cp.closeErr = errors.Join(errs...)
+	})
+	return cp.closeErr
+}
+
+// Run starts the control plane, prints how to reach it, and serves until ctx
+// is cancelled (SIGINT/SIGTERM in cmd/minicp), then shuts down.
+func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	started := time.Now()
+	cp, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	printBanner(out, cp, time.Since(started))
+	<-ctx.Done()
+	fmt.Fprintln(out, "minicp: shutting down")
+	return cp.Close()
+}
+
+func (c *Config) etcdDataDir() string { return filepath.Join(c.DataDir, "etcd") }

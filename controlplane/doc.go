@@ -1,0 +1,21 @@
+// Package controlplane assembles minicp's pieces into one running control
+// plane: an etcd (embedded, or an existing cluster named by --etcd-servers),
+// the etcd-backed registry, and the apiserver in front of it.
+//
+// It is the layering of seed section 1 made concrete, in start-up order:
+//
+//	etcd  <-  registry (keys, codec, resourceVersion = mod revision)  <-  apiserver (HTTP)
+//
+// Both cmd/minicp and e2e/framework start the stack through Start, so a test
+// runs exactly what a learner runs.
+//
+// Invariants:
+//   - The kubeconfig is written only after the apiserver answers /readyz, so
+//     its presence on disk means "ready".
+//   - Close stops the stack in the reverse order of Start: no request is
+//     served after etcd is gone, and an embedded etcd closes cleanly, so the
+//     next Start on the same data directory sees every object and revision.
+//
+// The lab pages docs/labs/01-storage-layout.md and 02-resourceversion.md
+// start the control plane this package builds.
+package controlplane

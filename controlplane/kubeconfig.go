@@ -1,0 +1,45 @@
+package controlplane
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// contextName names the cluster, user and context in the kubeconfig.
+const contextName = "minicp"
+
+// writeKubeconfig writes a kubeconfig pointing at server. It writes a
+// temporary file and renames it, so a reader never sees half a file.
+func writeKubeconfig(path, server string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server}
+	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "default"}
+	cfg.CurrentContext = contextName
+	tmp := path + ".tmp"
+	if err := clientcmd.WriteToFile(*cfg, tmp); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// printBanner tells the user where everything is and the one line that
+// points kubectl at minicp.
+func printBanner(w io.Writer, cp *ControlPlane, startup time.Duration) {
+	kubeconfig := cp.KubeconfigPath()
+	if abs, err := filepath.Abs(kubeconfig); err == nil {
+		kubeconfig = abs
+	}
+	fmt.Fprintf(w, "minicp ready in %s\n", startup.Round(time.Millisecond))
+	fmt.Fprintf(w, "  apiserver: %s\n", cp.URL())
+	fmt.Fprintf(w, "  etcd:      %s\n", strings.Join(cp.EtcdEndpoints(), ","))
+	fmt.Fprintf(w, "Point kubectl at it with:\n\n  export KUBECONFIG=%s\n\n", kubeconfig)
+	fmt.Fprintln(w, "Press Ctrl-C to stop.")
+}
