@@ -18,7 +18,7 @@ func BenchmarkStartToReady(b *testing.B) {
 			name = "fsync"
 		}
 		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				cfg := NewConfig()
 				cfg.DataDir = b.TempDir()
