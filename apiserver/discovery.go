@@ -1,13 +1,233 @@
 package apiserver
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"mime"
 	"net/http"
+	"strings"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"minicp/registry"
 )
 
+// Discovery is how a client learns, before its first real request, which
+// groups, versions and resources the server has, under which names and with
+// which verbs. kubectl turns "po" into GET /api/v1/namespaces/x/pods with it.
+//
+// Two shapes of the same information exist and both are served here:
+//
+//   - legacy discovery, one document per level: /api (APIVersions), /apis
+//     (APIGroupList), /apis/<group> (APIGroup) and /api/v1 or
+//     /apis/<group>/<version> (APIResourceList);
+//   - aggregated discovery (apidiscovery.k8s.io/v2), everything in two
+//     documents, /api and /apis, chosen by the Accept header. kubectl and
+//     client-go ask for it first and fall back to the legacy shape when the
+//     response's Content-Type is plain application/json.
+
+// Verbs every resource of the table supports, in upstream's (sorted) order.
+var (
+	resourceVerbs    = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+	subresourceVerbs = []string{"get", "patch", "update"}
+)
+
+// resourceCategories lists the categories upstream gives our resources:
+// "kubectl get all" expands to every resource in category "all".
+var resourceCategories = map[schema.GroupResource][]string{
+	{Group: "", Resource: "pods"}: {"all"},
+}
+
+// Kubernetes version minicp reports on /version. It must stay within one
+// minor version of the kubectl on the lab machines (1.32), or kubectl
+// version prints a skew warning.
+const (
+	kubeMajor = "1"
+	kubeMinor = "33"
+)
+
+// aggregatedDiscoveryV2 is the media type of aggregated discovery documents.
+var aggregatedDiscoveryV2 = schema.GroupVersionKind{
+	Group: apidiscoveryv2.SchemeGroupVersion.Group, Version: apidiscoveryv2.SchemeGroupVersion.Version,
+	Kind: "APIGroupDiscoveryList",
+}
+
+const aggregatedDiscoveryContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// discoveryDocument is one precomputed response body with its entity tag.
+type discoveryDocument struct {
+	body []byte
+	etag string
+}
+
+// discoveryHandler holds every document, computed once from the resource
+// table: the table never changes while the server runs.
+type discoveryHandler struct {
+	coreVersions   []string                     // versions of the core group, for /api
+	groupList      discoveryDocument            // /apis (legacy)
+	groups         map[string]discoveryDocument // /apis/<group>
+	resourceLists  map[string]discoveryDocument // "v1", "coordination.k8s.io/v1"
+	aggregatedCore discoveryDocument            // /api (aggregated)
+	aggregatedAPIs discoveryDocument            // /apis (aggregated)
+	versionInfo    discoveryDocument            // /version
+}
+
 // newDiscoveryHandler serves /api, /api/v1, /apis, /apis/<group>,
 // /apis/<group>/<version> and /version for resources.
 func newDiscoveryHandler(resources []*registry.Resource) http.Handler {
-	return http.NotFoundHandler()
+	d := &discoveryHandler{
+		groups:        map[string]discoveryDocument{},
+		resourceLists: map[string]discoveryDocument{},
+		versionInfo:   mustDocument(serverVersion()),
+	}
+	groupList := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+	listType := metav1.TypeMeta{Kind: aggregatedDiscoveryV2.Kind, APIVersion: apidiscoveryv2.SchemeGroupVersion.String()}
+	core := apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: listType}
+	apis := apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: listType}
+	for _, g := range byGroup(resources) {
+		agg := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: g.name}}
+		for _, v := range g.versions {
+			d.resourceLists[v.gv.String()] = mustDocument(apiResourceList(v.gv, v.resources))
+			agg.Versions = append(agg.Versions, aggregatedVersion(v.gv.Version, v.resources))
+		}
+		if g.name == "" {
+			d.coreVersions = g.versionNames()
+			core.Items = append(core.Items, agg)
+			continue
+		}
+		group := apiGroup(g.name, g.versionNames())
+		groupList.Groups = append(groupList.Groups, group)
+		group.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+		d.groups[g.name] = mustDocument(group)
+		apis.Items = append(apis.Items, agg)
+	}
+	d.groupList = mustDocument(groupList)
+	d.aggregatedCore = mustDocument(core)
+	d.aggregatedAPIs = mustDocument(apis)
+	return d
+}
+
+func (d *discoveryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeDiscoveryStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
+		return
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	switch {
+	case len(parts) == 1 && parts[0] == "version":
+		serveDocument(w, r, "application/json", d.versionInfo)
+	case len(parts) == 1 && parts[0] == "api":
+		d.serveRoot(w, r, d.aggregatedCore, func() discoveryDocument {
+			return mustDocument(apiVersions(d.coreVersions, r.Host))
+		})
+	case len(parts) == 1 && parts[0] == "apis":
+		d.serveRoot(w, r, d.aggregatedAPIs, func() discoveryDocument { return d.groupList })
+	case len(parts) == 2 && parts[0] == "api":
+		d.serveFrom(w, r, d.resourceLists, parts[1])
+	case len(parts) == 2 && parts[0] == "apis":
+		d.serveFrom(w, r, d.groups, parts[1])
+	case len(parts) == 3 && parts[0] == "apis":
+		d.serveFrom(w, r, d.resourceLists, parts[1]+"/"+parts[2])
+	default:
+		writeDiscoveryStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+	}
+}
+
+// serveRoot answers /api or /apis in the shape the client prefers.
+func (d *discoveryHandler) serveRoot(w http.ResponseWriter, r *http.Request, aggregated discoveryDocument, legacy func() discoveryDocument) {
+	w.Header().Add("Vary", "Accept")
+	switch negotiateDiscovery(r.Header.Get("Accept")) {
+	case discoveryAggregated:
+		serveDocument(w, r, aggregatedDiscoveryContentType, aggregated)
+	case discoveryLegacy:
+		serveDocument(w, r, "application/json", legacy())
+	default:
+		writeDiscoveryStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",
+			"only application/json and "+aggregatedDiscoveryContentType+" are supported", 0, false))
+	}
+}
+
+func (d *discoveryHandler) serveFrom(w http.ResponseWriter, r *http.Request, docs map[string]discoveryDocument, key string) {
+	doc, ok := docs[key]
+	if !ok {
+		writeDiscoveryStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		return
+	}
+	serveDocument(w, r, "application/json", doc)
+}
+
+type discoveryShape int
+
+const (
+	discoveryNotAcceptable discoveryShape = iota
+	discoveryAggregated
+	discoveryLegacy
+)
+
+// negotiateDiscovery picks the first media range of accept that minicp can
+// serve. client-go sends "<aggregated v2>,application/json"; kubectl before
+// 1.30 asks for v2beta1 first, which minicp skips, so it gets legacy.
+func negotiateDiscovery(accept string) discoveryShape {
+	if strings.TrimSpace(accept) == "" {
+		return discoveryLegacy
+	}
+	for _, clause := range strings.Split(accept, ",") {
+		base, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+		if err != nil {
+			continue
+		}
+		switch {
+		case base == "application/json" && params["g"] == aggregatedDiscoveryV2.Group &&
+			params["v"] == aggregatedDiscoveryV2.Version && params["as"] == aggregatedDiscoveryV2.Kind:
+			return discoveryAggregated
+		case base == "application/json" && params["g"] == "" && params["as"] == "",
+			base == "application/*", base == "*/*":
+			return discoveryLegacy
+		}
+	}
+	return discoveryNotAcceptable
+}
+
+// serveDocument writes doc with an ETag and answers If-None-Match with 304.
+func serveDocument(w http.ResponseWriter, r *http.Request, contentType string, doc discoveryDocument) {
+	w.Header().Set("ETag", doc.etag)
+	if match := r.Header.Get("If-None-Match"); match != "" && match == doc.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(doc.body) // the client went away; nothing to do
+}
+
+// writeDiscoveryStatus writes err as a Kubernetes Status object.
+func writeDiscoveryStatus(w http.ResponseWriter, err *apierrors.StatusError) {
+	status := err.Status()
+	status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	body, mErr := json.Marshal(status)
+	if mErr != nil {
+		http.Error(w, err.Error(), int(status.Code))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(int(status.Code))
+	_, _ = w.Write(body) // the client went away; nothing to do
+}
+
+// mustDocument encodes v, which is always one of the discovery structs
+// above: a failure is a programming error.
+func mustDocument(v any) discoveryDocument {
+	body, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("encoding discovery document %T: %v", v, err))
+	}
+	sum := sha256.Sum256(body)
+	return discoveryDocument{body: body, etag: fmt.Sprintf("%q", fmt.Sprintf("%X", sum[:16]))}
 }

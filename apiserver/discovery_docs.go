@@ -1,0 +1,196 @@
+package apiserver
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"runtime"
+	"runtime/debug"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+
+	"minicp/registry"
+)
+
+// This file builds the discovery documents from the resource table; the
+// handler in discovery.go only chooses which one to send.
+
+// discoveryGroup is one API group with its versions, in table order.
+type discoveryGroup struct {
+	name     string
+	versions []discoveryVersion
+}
+
+// discoveryVersion is one group-version with its resources, in table order.
+type discoveryVersion struct {
+	gv        schema.GroupVersion
+	resources []*registry.Resource
+}
+
+func (g discoveryGroup) versionNames() []string {
+	names := make([]string, len(g.versions))
+	for i, v := range g.versions {
+		names[i] = v.gv.Version
+	}
+	return names
+}
+
+// byGroup arranges resources by group and version, keeping the order in
+// which the table first mentions each: discovery output is stable, and the
+// first version of a group is its preferred one.
+func byGroup(resources []*registry.Resource) []discoveryGroup {
+	var groups []discoveryGroup
+	for _, r := range resources {
+		gi := -1
+		for i := range groups {
+			if groups[i].name == r.GroupVersion.Group {
+				gi = i
+			}
+		}
+		if gi < 0 {
+			groups = append(groups, discoveryGroup{name: r.GroupVersion.Group})
+			gi = len(groups) - 1
+		}
+		g := &groups[gi]
+		vi := -1
+		for i := range g.versions {
+			if g.versions[i].gv == r.GroupVersion {
+				vi = i
+			}
+		}
+		if vi < 0 {
+			g.versions = append(g.versions, discoveryVersion{gv: r.GroupVersion})
+			vi = len(g.versions) - 1
+		}
+		g.versions[vi].resources = append(g.versions[vi].resources, r)
+	}
+	return groups
+}
+
+// apiVersions is the legacy /api document. serverAddress is where the
+// client reached us (the request's Host), as upstream reports its
+// advertised address.
+func apiVersions(versions []string, serverAddress string) *metav1.APIVersions {
+	return &metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: versions,
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: serverAddress},
+		},
+	}
+}
+
+// apiGroup is the legacy /apis/<group> document (and one entry of /apis).
+func apiGroup(name string, versions []string) metav1.APIGroup {
+	g := metav1.APIGroup{Name: name}
+	for _, v := range versions {
+		g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{
+			GroupVersion: schema.GroupVersion{Group: name, Version: v}.String(), Version: v,
+		})
+	}
+	if len(g.Versions) > 0 {
+		g.PreferredVersion = g.Versions[0]
+	}
+	return g
+}
+
+// apiResourceList is the legacy /api/v1 or /apis/<group>/<version>
+// document: one entry per resource and one per subresource ("pods/status").
+func apiResourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav1.APIResourceList {
+	list := &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv.String(),
+	}
+	for _, r := range resources {
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name:               r.Name,
+			SingularName:       r.SingularName,
+			Namespaced:         r.Namespaced,
+			Kind:               r.Kind,
+			Verbs:              resourceVerbs,
+			ShortNames:         r.ShortNames,
+			Categories:         resourceCategories[r.GroupVersionResource().GroupResource()],
+			StorageVersionHash: storageVersionHash(r.GroupVersionKind()),
+		})
+		for _, sub := range r.Subresources {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name:       r.Name + "/" + sub,
+				Namespaced: r.Namespaced,
+				Kind:       r.Kind,
+				Verbs:      subresourceVerbs,
+			})
+		}
+	}
+	return list
+}
+
+// aggregatedVersion is one version of an aggregated discovery group.
+func aggregatedVersion(version string, resources []*registry.Resource) apidiscoveryv2.APIVersionDiscovery {
+	v := apidiscoveryv2.APIVersionDiscovery{Version: version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+	for _, r := range resources {
+		kind := metav1.GroupVersionKind(r.GroupVersionKind())
+		scope := apidiscoveryv2.ScopeCluster
+		if r.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		res := apidiscoveryv2.APIResourceDiscovery{
+			Resource:         r.Name,
+			ResponseKind:     &kind,
+			Scope:            scope,
+			SingularResource: r.SingularName,
+			Verbs:            resourceVerbs,
+			ShortNames:       r.ShortNames,
+			Categories:       resourceCategories[r.GroupVersionResource().GroupResource()],
+		}
+		for _, sub := range r.Subresources {
+			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+				Subresource: sub, ResponseKind: &kind, Verbs: subresourceVerbs,
+			})
+		}
+		v.Resources = append(v.Resources, res)
+	}
+	return v
+}
+
+// storageVersionHash is upstream's opaque hash of the version a resource is
+// stored in (here always the served one): the first 8 bytes of
+// sha256("group/version/kind"), base64. Storage-migration tools compare it.
+func storageVersionHash(gvk schema.GroupVersionKind) string {
+	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// serverVersion is the /version document. The Kubernetes version is the
+// API minicp imitates; the commit and date come from the Go build
+// information when the binary was built from a checkout.
+func serverVersion() *version.Info {
+	info := &version.Info{
+		Major: kubeMajor, Minor: kubeMinor,
+		EmulationMajor: kubeMajor, EmulationMinor: kubeMinor,
+		GitVersion:   "v" + kubeMajor + "." + kubeMinor + ".0-minicp",
+		GitTreeState: "clean",
+		BuildDate:    "1970-01-01T00:00:00Z",
+		GoVersion:    runtime.Version(),
+		Compiler:     runtime.Compiler,
+		Platform:     runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	build, ok := debug.ReadBuildInfo()
+	if !ok {
+		return info
+	}
+	for _, s := range build.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			info.GitCommit = s.Value
+		case "vcs.time":
+			info.BuildDate = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				info.GitTreeState = "dirty"
+			}
+		}
+	}
+	return info
+}
