@@ -1,0 +1,118 @@
+package registry
+
+// This file is the only place where etcd's errors become Kubernetes API
+// errors. Every error the Store returns is a *apierrors.StatusError with the
+// code, reason and message kube-apiserver would send in the same situation.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Messages kube-apiserver uses, word for word.
+const (
+	// optimisticLockErrorMsg is the tail of the 409 a stale update gets.
+	optimisticLockErrorMsg = "the object has been modified; please apply your changes to the latest version and try again"
+	// listExpiredMsg: a LIST at an exact revision that etcd has compacted.
+	listExpiredMsg = "The resourceVersion for the provided list is too old."
+	// continueExpiredMsg: a continue token whose revision was compacted.
+	continueExpiredMsg = "The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter."
+	// inconsistentContinueMsg: as above, when a token to go on at the
+	// current revision can be offered instead.
+	inconsistentContinueMsg = "The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response to " +
+		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+		"objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+	// noSpaceAdvice tells an operator how to get out of etcd's NOSPACE alarm.
+	noSpaceAdvice = "etcd's backend quota is exhausted and it accepts only reads and deletes; " +
+		"to recover, compact old revisions (etcdctl compact <current revision>), defragment every member " +
+		"(etcdctl defrag), then disarm the alarm (etcdctl alarm disarm), or raise --quota-backend-bytes"
+)
+
+// tooLargeResourceVersionRetrySeconds is the Retry-After of the 504 a read
+// gets when it asks for a revision etcd has not reached (upstream: 1).
+const tooLargeResourceVersionRetrySeconds = 1
+
+// storageError translates an error from the etcd client into an API error.
+// API errors pass through unchanged.
+func storageError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return err
+	}
+	switch {
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return apierrors.NewResourceExpired(listExpiredMsg)
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return apierrors.NewInternalError(fmt.Errorf("%v: %s", err, noSpaceAdvice))
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		return apierrors.NewRequestEntityTooLargeError(err.Error())
+	case errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, rpctypes.ErrTimeout),
+		errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail),
+		errors.Is(err, rpctypes.ErrTimeoutDueToConnectionLost):
+		return apierrors.NewTimeoutError(fmt.Sprintf("request to etcd did not complete: %v", err), 0)
+	}
+	return apierrors.NewInternalError(err)
+}
+
+// qualifiedResource is how messages name a resource: "pods",
+// "leases.coordination.k8s.io".
+func qualifiedResource(res *Resource) schema.GroupResource {
+	return res.GroupVersionResource().GroupResource()
+}
+
+func notFound(res *Resource, name string) error {
+	return apierrors.NewNotFound(qualifiedResource(res), name)
+}
+
+func alreadyExists(res *Resource, name string) error {
+	return apierrors.NewAlreadyExists(qualifiedResource(res), name)
+}
+
+// conflict is the 409 of an update whose resourceVersion is not the current
+// one: `Operation cannot be fulfilled on pods "x": the object has been
+// modified; please apply your changes to the latest version and try again`.
+func conflict(res *Resource, name string) error {
+	return apierrors.NewConflict(qualifiedResource(res), name, errors.New(optimisticLockErrorMsg))
+}
+
+// preconditionFailed is the 409 of a delete whose preconditions do not hold.
+// Upstream wraps a storage error here, and its text shows through.
+func preconditionFailed(res *Resource, name, key, msg string) error {
+	const errCodeInvalidObj = 4 // k8s.io/apiserver/pkg/storage.ErrCodeInvalidObj
+	err := fmt.Errorf("StorageError: invalid object, Code: %d, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s",
+		errCodeInvalidObj, key, msg)
+	return apierrors.NewConflict(qualifiedResource(res), name, err)
+}
+
+// tooLargeResourceVersion is the 504 a read gets when it asks for a
+// revision newer than etcd's current one; client-go recognises it by its
+// cause and retries.
+func tooLargeResourceVersion(minimum, current int64) error {
+	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", minimum, current),
+		tooLargeResourceVersionRetrySeconds)
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{
+		Type:    metav1.CauseTypeResourceVersionTooLarge,
+		Message: "Too large resource version",
+	}}
+	return err
+}
+
+// watchTooOld is the ERROR event of a watch whose start revision etcd has
+// compacted: rv is what the client asked for, compactRev etcd's compaction
+// revision. The number in parentheses is the oldest resourceVersion a
+// watch can still start from, as in upstream's watch cache message.
+func watchTooOld(rv, compactRev int64) *apierrors.StatusError {
+	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, compactRev-1))
+}

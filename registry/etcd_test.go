@@ -1,0 +1,135 @@
+package registry
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// startEtcd runs a single-member etcd in the test's temporary directory, on
+// free ports, and returns a client to it. Both stop when the test ends.
+func startEtcd(t *testing.T) *clientv3.Client {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Dir = t.TempDir()
+	free := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{free}, []url.URL{free}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{free}, []url.URL{free}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.UnsafeNoFsync = true
+	cfg.LogLevel = "error"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatalf("starting etcd: %v", err)
+	}
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		t.Fatalf("etcd failed: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("etcd not ready after 30s")
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{e.Clients[0].Addr().String()},
+		DialTimeout: 5 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		t.Fatalf("etcd client: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := client.Close(); err != nil {
+			t.Logf("closing etcd client: %v", err)
+		}
+	})
+	return client
+}
+
+// newTestStore starts etcd and returns a Store on it with the "default"
+// namespace created.
+func newTestStore(t *testing.T, opts Options) (*Store, *clientv3.Client) {
+	t.Helper()
+	client := startEtcd(t)
+	if opts.TooLargeResourceVersionWait == 0 {
+		opts.TooLargeResourceVersionWait = 200 * time.Millisecond
+	}
+	s, err := NewStore(client, opts)
+	if err != nil {
+		t.Fatalf("NewStore: %v", err)
+	}
+	createNamespace(t, s, "default")
+	return s, client
+}
+
+// testContext is a context that ends with the test, or after a minute.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustResource(t *testing.T, gv schema.GroupVersion, name string) *Resource {
+	t.Helper()
+	res, ok := Lookup(gv.WithResource(name))
+	if !ok {
+		t.Fatalf("no resource %s in %s", name, gv)
+	}
+	return res
+}
+
+func podsResource(t *testing.T) *Resource {
+	return mustResource(t, corev1.SchemeGroupVersion, "pods")
+}
+
+func createNamespace(t *testing.T, s *Store, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := s.Create(testContext(t), mustResource(t, corev1.SchemeGroupVersion, "namespaces"), "", ns, WriteOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
+func newPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}},
+	}
+}
+
+func createPod(t *testing.T, s *Store, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	out, err := s.Create(testContext(t), podsResource(t), "default", pod, WriteOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s: %v", pod.Name, err)
+	}
+	return out.(*corev1.Pod)
+}
+
+func newLease(name string) *coordinationv1.Lease {
+	holder := name
+	duration := int32(40)
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration},
+	}
+}
+
+// rvOf returns an object's resourceVersion as a revision.
+func rvOf(t *testing.T, obj interface{ GetResourceVersion() string }) int64 {
+	t.Helper()
+	rev, err := resourceVersionToRevision(obj.GetResourceVersion())
+	if err != nil {
+		t.Fatalf("bad resourceVersion %q: %v", obj.GetResourceVersion(), err)
+	}
+	return rev
+}

@@ -1,0 +1,176 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// storedState is what a key holds at one revision.
+type storedState struct {
+	obj  runtime.Object // decoded and stamped with rev; nil when the key is absent
+	data []byte
+	rev  int64 // the key's mod revision; 0 when absent
+}
+
+// stateFrom decodes the result of a single-key read.
+func (s *Store) stateFrom(res *Resource, kvs []*mvccpb.KeyValue) (*storedState, error) {
+	if len(kvs) == 0 {
+		return &storedState{}, nil
+	}
+	obj, err := s.decode(res, kvs[0].Value, kvs[0].ModRevision)
+	if err != nil {
+		return nil, err
+	}
+	return &storedState{obj: obj, data: kvs[0].Value, rev: kvs[0].ModRevision}, nil
+}
+
+// readState reads a key's current state with a quorum read.
+func (s *Store) readState(ctx context.Context, res *Resource, key string) (*storedState, error) {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, storageError(err)
+	}
+	return s.stateFrom(res, resp.Kvs)
+}
+
+// Update is optimistic concurrency on the key's mod revision (seed section
+// 2, M4). It reads the current state at revision R, lets tryUpdate compute
+// the new object, then writes with one transaction:
+//
+//	If(ModRevision(key) == R).Then(Put(key, new)).Else(Get(key))
+//
+// When another write got in between, the Else branch hands back the fresh
+// state and the loop runs again. A new object that carries a resourceVersion
+// must carry R itself, or the update fails with 409 Conflict; one without a
+// resourceVersion is applied to whatever is current. An update that would
+// store identical bytes writes nothing and returns the stored object.
+func (s *Store) Update(ctx context.Context, res *Resource, namespace, name string, opts UpdateOptions, tryUpdate UpdateFunc) (runtime.Object, bool, error) {
+	key := KeyFor(res, namespace, name)
+	state, err := s.readState(ctx, res, key)
+	if err != nil {
+		return nil, false, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, false, storageError(err)
+		}
+		out, created, fresh, err := s.tryUpdateOnce(ctx, res, key, namespace, name, opts, tryUpdate, state)
+		if fresh == nil {
+			return out, created, err
+		}
+		s.log.Debug("update lost a race, retrying", "key", key, "rev", state.rev, "current", fresh.rev)
+		state = fresh
+	}
+}
+
+// tryUpdateOnce runs one read-modify-write round against state. It returns
+// a non-nil fresh state when the compare-and-swap failed and the round must
+// be run again.
+func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace, name string, opts UpdateOptions,
+	tryUpdate UpdateFunc, state *storedState) (out runtime.Object, created bool, fresh *storedState, err error) {
+	creating := state.obj == nil
+	if creating && !res.AllowCreateOnUpdate {
+		return nil, false, nil, notFound(res, name)
+	}
+	newObj, err := s.computeUpdate(res, namespace, name, opts, tryUpdate, state)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if creating && res.Namespaced {
+		if err := s.namespaceLifecycle(ctx, res, namespace); err != nil {
+			return nil, false, nil, err
+		}
+	}
+	data, err := s.encode(res, newObj)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if !creating && bytes.Equal(data, state.data) {
+		return state.obj, false, nil, nil
+	}
+	if err := s.checkSize(key, data); err != nil {
+		return nil, false, nil, err
+	}
+	if opts.DryRun {
+		if !creating {
+			if err := stampObject(newObj, state.rev); err != nil {
+				return nil, false, nil, apierrors.NewInternalError(err)
+			}
+		}
+		return newObj, creating, nil, nil
+	}
+	leaseOpts, err := s.leaseFor(ctx, res, newObj)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
+		Then(clientv3.OpPut(key, string(data), leaseOpts...)).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return nil, false, nil, storageError(err)
+	}
+	if !resp.Succeeded {
+		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		return nil, false, fresh, nil
+	}
+	out, err = s.decode(res, data, resp.Header.Revision)
+	return out, creating, nil, err
+}
+
+// computeUpdate calls tryUpdate on a copy of the current object and applies
+// the conflict rule and the strategy to what it returns.
+func (s *Store) computeUpdate(res *Resource, namespace, name string, opts UpdateOptions, tryUpdate UpdateFunc,
+	state *storedState) (runtime.Object, error) {
+	var current runtime.Object
+	if state.obj != nil {
+		current = state.obj.DeepCopyObject()
+	}
+	newObj, err := tryUpdate(current)
+	if err != nil {
+		return nil, err
+	}
+	if newObj == nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("update of %s %q produced no object", res.Name, name))
+	}
+	// tryUpdate may hand back the same object on every round; never modify it.
+	newObj = newObj.DeepCopyObject()
+	m, err := meta.Accessor(newObj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if m.GetName() != name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
+	}
+	newRev, err := objectRevision(newObj)
+	if err != nil {
+		return nil, err
+	}
+	if state.obj == nil {
+		if err := clearResourceVersion(newObj); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return newObj, s.beforeCreate(res, namespace, newObj)
+	}
+	switch newRev {
+	case 0: // unconditional: applies to whatever is current
+		if err := stampObject(newObj, state.rev); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	case state.rev:
+	default:
+		return nil, conflict(res, name)
+	}
+	return newObj, s.beforeUpdate(res, newObj, state.obj, opts.Subresource)
+}
