@@ -1,0 +1,220 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minicp/registry"
+)
+
+// patchTypes are the patch formats minicp applies.
+var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+
+// patchObject applies a patch to the current object inside the store's
+// read-modify-write loop: every attempt patches the object as it is in
+// etcd at that moment, so a concurrent write makes the store retry with the
+// fresh object instead of losing it. See patcher.apply for resourceVersion.
+func (s *Server) patchObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	out, err := negotiateOutput(req, targetObject)
+	if err != nil {
+		return err
+	}
+	patchType := types.PatchType(mediaTypeOf(req.Header.Get("Content-Type")))
+	switch patchType {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
+		return serverSideApplyUnsupported()
+	default:
+		return unsupportedMediaType(patchTypes)
+	}
+	opts, err := patchOptions(req, patchType)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	p := &patcher{res: res, info: info, patchType: patchType, patch: body, validation: opts.FieldValidation}
+	if err := p.parse(); err != nil {
+		return err
+	}
+	updateOpts := registry.UpdateOptions{DryRun: len(opts.DryRun) > 0, Subresource: info.subresource}
+	updated, _, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, p.apply)
+	if err != nil {
+		return err
+	}
+	addWarnings(w, p.warnings)
+	writeObject(w, req, res, out, http.StatusOK, updated)
+	return nil
+}
+
+// serverSideApplyUnsupported answers `kubectl apply --server-side`.
+func serverSideApplyUnsupported() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure,
+		Code:   http.StatusUnsupportedMediaType,
+		Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: "server-side apply (" + string(types.ApplyYAMLPatchType) + ") is not supported by minicp: only client-side apply is; " +
+			"run kubectl apply without --server-side, or send one of: " + strings.Join(patchTypes, ", "),
+	}}
+}
+
+// patcher holds one patch request. apply may run several times (once per
+// compare-and-swap attempt); warnings are those of the last attempt.
+type patcher struct {
+	res        *registry.Resource
+	info       *requestInfo
+	patchType  types.PatchType
+	patch      []byte
+	validation string
+
+	jsonPatch jsonpatch.Patch // parsed once, for JSON patches
+	warnings  []string
+}
+
+// parse checks the patch document before touching storage: a body that is
+// not a patch of its declared type is 400 BadRequest.
+func (p *patcher) parse() error {
+	if p.patchType == types.JSONPatchType {
+		patch, err := jsonpatch.DecodePatch(p.patch)
+		if err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		p.jsonPatch = patch
+		return nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(p.patch, &doc); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the body of a %s patch must be a JSON object: %v", p.patchType, err))
+	}
+	return nil
+}
+
+// apply is the registry.UpdateFunc of a patch: it patches the JSON of the
+// current object and decodes the result.
+//
+// resourceVersion: the current object carries its own resourceVersion, so
+// the patched result carries it too unless the patch set another one. If
+// the result's resourceVersion is the current one, the patch did not ask
+// for a precondition and apply clears it, letting the store retry on a
+// concurrent write; if the patch set a resourceVersion, it stays and the
+// store's compare-and-swap is strict (409 Conflict when it is stale).
+func (p *patcher) apply(current runtime.Object) (runtime.Object, error) {
+	if current == nil {
+		return nil, apierrors.NewNotFound(p.res.GroupVersionResource().GroupResource(), p.info.name)
+	}
+	currentMeta, err := meta.Accessor(current)
+	if err != nil {
+		return nil, err
+	}
+	var currentJSON bytes.Buffer
+	if err := registry.Codecs.EncoderForVersion(mediaTypeInfo(runtime.ContentTypeJSON).Serializer, p.res.GroupVersion).Encode(current, &currentJSON); err != nil {
+		return nil, fmt.Errorf("encoding the current object: %w", err)
+	}
+	patched, err := p.applyToJSON(currentJSON.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	obj, err := p.decode(patched)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureNamespace(obj, p.info.namespace, p.res); err != nil {
+		return nil, err
+	}
+	if err := checkName(obj, p.info.name); err != nil {
+		return nil, err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	if m.GetResourceVersion() == currentMeta.GetResourceVersion() {
+		m.SetResourceVersion("")
+	}
+	return obj, nil
+}
+
+// applyToJSON applies the patch document to the object's JSON, with
+// upstream's codes for patches that do not apply.
+func (p *patcher) applyToJSON(original []byte) ([]byte, error) {
+	switch p.patchType {
+	case types.JSONPatchType:
+		patched, err := p.jsonPatch.Apply(original)
+		if err != nil {
+			return nil, patchNotApplicable(err)
+		}
+		return patched, nil
+	case types.MergePatchType:
+		patched, err := jsonpatch.MergePatch(original, p.patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return patched, nil
+	}
+	// A strategic merge patch merges lists by their patch merge key (e.g.
+	// containers by name), read from the Go type's struct tags.
+	patched, err := strategicpatch.StrategicMergePatch(original, p.patch, p.res.New())
+	switch {
+	case err == nil:
+		return patched, nil
+	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
+		return nil, patchNotApplicable(err)
+	}
+	return nil, apierrors.NewBadRequest(err.Error())
+}
+
+// patchNotApplicable is 422: the patch is well-formed but does not fit the
+// object (a JSON patch removing a path that does not exist, a failed test).
+func patchNotApplicable(err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnprocessableEntity,
+		Reason:  metav1.StatusReasonInvalid,
+		Message: fmt.Sprintf("the patch could not be applied to the current object: %v; fetch the object and check the paths the patch names", err),
+	}}
+}
+
+// decode turns the patched JSON into an object, checking unknown and
+// duplicate fields as fieldValidation asks.
+func (p *patcher) decode(patched []byte) (runtime.Object, error) {
+	info, _ := runtime.SerializerInfoForMediaType(strictCodecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	decoding := info.StrictSerializer
+	if p.validation == metav1.FieldValidationIgnore {
+		decoding = info.Serializer
+	}
+	defaultGVK := p.res.GroupVersionKind()
+	obj, _, err := strictCodecs.DecoderToVersion(decoding, p.res.GroupVersion).Decode(patched, &defaultGVK, p.res.New())
+	p.warnings = nil
+	if err == nil {
+		return obj, nil
+	}
+	strictErr, isStrict := runtime.AsStrictDecodingError(err)
+	switch {
+	case !isStrict:
+		return nil, apierrors.NewInvalid(p.res.GroupVersionKind().GroupKind(), p.info.name, field.ErrorList{
+			field.Invalid(field.NewPath("patch"), string(patched), err.Error()),
+		})
+	case obj == nil || p.validation == metav1.FieldValidationStrict:
+		return nil, apierrors.NewBadRequest(strictErr.Error())
+	}
+	for _, e := range strictErr.Errors() {
+		p.warnings = append(p.warnings, e.Error())
+	}
+	return obj, nil
+}

@@ -1,0 +1,231 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"minicp/registry"
+)
+
+// restHandler serves one verb on one resource. It returns the error to
+// answer with (always turned into a Status by writeError) or writes the
+// response itself.
+type restHandler func(s *Server, w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error
+
+// routeVerb picks the handler for a request on a known resource, or nil
+// when the method is not served at that path (405). allowed lists the
+// methods that are, for the Allow header.
+func routeVerb(info *requestInfo, res *registry.Resource) (h restHandler, allowed []string) {
+	switch {
+	case info.subresource != "": // only "status" is routed
+		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPatch}
+	case info.name != "":
+		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete}
+	case res.Namespaced && info.namespace == "": // across all namespaces
+		allowed = []string{http.MethodGet}
+	default:
+		allowed = []string{http.MethodGet, http.MethodPost}
+	}
+	method := info.verb
+	switch method {
+	case verbGet, verbList, verbWatch:
+		method = http.MethodGet
+	case verbCreate:
+		method = http.MethodPost
+	case verbUpdate:
+		method = http.MethodPut
+	case verbPatch:
+		method = http.MethodPatch
+	case verbDelete:
+		method = http.MethodDelete
+	default:
+		return nil, allowed
+	}
+	if !hasString(allowed, method) {
+		return nil, allowed
+	}
+	return restHandlers[info.verb], allowed
+}
+
+var restHandlers = map[string]restHandler{
+	verbGet:    (*Server).getObject,
+	verbList:   (*Server).listObjects,
+	verbWatch:  (*Server).watchObjects,
+	verbCreate: (*Server).createObject,
+	verbUpdate: (*Server).updateObject,
+	verbPatch:  (*Server).patchObject,
+	verbDelete: (*Server).deleteObject,
+}
+
+// serveREST answers a request on a resource path.
+func (s *Server) serveREST(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) {
+	if res == nil {
+		writeError(w, req, notFound())
+		return
+	}
+	h, allowed := routeVerb(info, res)
+	if h == nil {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, req, methodNotAllowed(info, res))
+		return
+	}
+	if err := h(s, w, req, info, res); err != nil {
+		writeError(w, req, err)
+	}
+}
+
+// notFound is upstream's 404 for a path no resource is served at.
+func notFound() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotFound,
+		Reason:  metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource",
+		Details: &metav1.StatusDetails{},
+	}}
+}
+
+func methodNotAllowed(info *requestInfo, res *registry.Resource) error {
+	gr := res.GroupVersionResource().GroupResource()
+	if info.subresource != "" {
+		gr.Resource += "/" + info.subresource
+	}
+	return apierrors.NewMethodNotSupported(gr, info.verb)
+}
+
+func (s *Server) getObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	out, err := negotiateOutput(req, targetObject)
+	if err != nil {
+		return err
+	}
+	opts, err := getOptions(req)
+	if err != nil {
+		return err
+	}
+	obj, err := s.store.Get(req.Context(), res, info.namespace, info.name, opts)
+	if err != nil {
+		return err
+	}
+	writeObject(w, req, res, out, http.StatusOK, obj)
+	return nil
+}
+
+func (s *Server) listObjects(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	out, err := negotiateOutput(req, targetList)
+	if err != nil {
+		return err
+	}
+	opts, _, err := listOptions(req, info)
+	if err != nil {
+		return err
+	}
+	list, err := s.store.List(req.Context(), res, info.namespace, opts)
+	if err != nil {
+		return err
+	}
+	writeObject(w, req, res, out, http.StatusOK, list)
+	return nil
+}
+
+// createObject stores the body as a new object. The namespace comes from
+// the URL when the body has none.
+func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	out, err := negotiateOutput(req, targetObject)
+	if err != nil {
+		return err
+	}
+	opts, err := createOptions(req)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	obj, warnings, err := decodeObject(req, body, res, opts.FieldValidation)
+	if err != nil {
+		return err
+	}
+	if err := ensureNamespace(obj, info.namespace, res); err != nil {
+		return err
+	}
+	created, err := s.store.Create(req.Context(), res, info.namespace, obj, registry.WriteOptions{DryRun: len(opts.DryRun) > 0})
+	if err != nil {
+		return err
+	}
+	addWarnings(w, warnings)
+	writeObject(w, req, res, out, http.StatusCreated, created)
+	return nil
+}
+
+// updateObject replaces an object (or its status) with the body. The
+// store does the compare-and-swap: strict when the body carries a
+// resourceVersion, retried on the latest object when it does not.
+func (s *Server) updateObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	out, err := negotiateOutput(req, targetObject)
+	if err != nil {
+		return err
+	}
+	opts, err := updateOptions(req)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	obj, warnings, err := decodeObject(req, body, res, opts.FieldValidation)
+	if err != nil {
+		return err
+	}
+	if err := ensureNamespace(obj, info.namespace, res); err != nil {
+		return err
+	}
+	if err := checkName(obj, info.name); err != nil {
+		return err
+	}
+	tryUpdate := func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
+	updateOpts := registry.UpdateOptions{DryRun: len(opts.DryRun) > 0, Subresource: info.subresource}
+	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
+	if err != nil {
+		return err
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	addWarnings(w, warnings)
+	writeObject(w, req, res, out, code, updated)
+	return nil
+}
+
+// deleteObject removes an object and answers with its last state, as
+// upstream does for resources with graceful deletion.
+func (s *Server) deleteObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	out, err := negotiateOutput(req, targetObject)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	opts, err := deleteOptions(req, body)
+	if err != nil {
+		return err
+	}
+	deleted, err := s.store.Delete(req.Context(), res, info.namespace, info.name, opts)
+	if err != nil {
+		return err
+	}
+	if deleted == nil {
+		return apierrors.NewInternalError(fmt.Errorf("the store returned no object for the deletion of %s %q", res.Kind, info.name))
+	}
+	writeObject(w, req, res, out, http.StatusOK, deleted)
+	return nil
+}

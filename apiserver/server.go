@@ -1,0 +1,273 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"minicp/registry"
+)
+
+// Server is minicp's HTTP front end: the Kubernetes REST API over a
+// registry.Interface, plus discovery, OpenAPI, health and metrics.
+type Server struct {
+	cfg     Config
+	store   registry.Interface
+	log     *slog.Logger
+	metrics *metrics
+
+	discovery http.Handler
+	openapi   http.Handler
+	health    http.Handler
+
+	// stopWatches is closed (once, by endWatches) when the server shuts
+	// down; every watch handler selects on it and ends its stream.
+	stopWatches chan struct{}
+	stopOnce    sync.Once
+	// openWatches counts watch streams being served.
+	openWatches atomic.Int64
+	// handlers tracks the goroutines serveWithDeadline starts; Shutdown
+	// waits for them so that no write is cut off half-way.
+	handlers sync.WaitGroup
+
+	// mu guards httpServer and listener, set by Start and read by URL and
+	// Shutdown.
+	mu         sync.Mutex
+	httpServer *http.Server
+	listener   net.Listener
+}
+
+// New builds a server over store. ready is the readiness check /readyz
+// runs (typically: etcd answers a quorum read); nil means always ready.
+func New(cfg Config, store registry.Interface, ready func(context.Context) error) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if store == nil {
+		return nil, errors.New("apiserver: a registry is required")
+	}
+	if ready == nil {
+		ready = func(context.Context) error { return nil }
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{
+		cfg:         cfg,
+		store:       store,
+		log:         log,
+		metrics:     newMetrics(),
+		discovery:   newDiscoveryHandler(registry.Resources),
+		openapi:     newOpenAPIHandler(registry.Resources),
+		health:      newHealthHandler(ready),
+		stopWatches: make(chan struct{}),
+	}, nil
+}
+
+// Handler returns the server's full handler, e.g. for httptest.NewServer.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Start listens on BindAddress:Port and serves in a goroutine until
+// Shutdown. With Port 0 the kernel picks a free port; URL reports it.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.httpServer != nil {
+		return errors.New("apiserver: already started")
+	}
+	addr := net.JoinHostPort(s.cfg.BindAddress, strconv.Itoa(s.cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("apiserver: listening on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	// net/http calls this after it has closed the listeners, before it
+	// waits for open requests: watches would never finish on their own.
+	srv.RegisterOnShutdown(s.endWatches)
+	s.httpServer, s.listener = srv, ln
+	// The serving goroutine ends when Shutdown closes the listener.
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("apiserver stopped serving", "err", err)
+		}
+	}()
+	s.log.Info("apiserver listening", "url", "http://"+ln.Addr().String())
+	return nil
+}
+
+// URL is the server's base URL, e.g. "http://127.0.0.1:8080"; "" before Start.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listener == nil {
+		return ""
+	}
+	return "http://" + s.listener.Addr().String()
+}
+
+// Shutdown stops the server gracefully, in this order:
+//  1. stop accepting connections (the listener closes);
+//  2. end every open watch: they are long-running and would otherwise
+//     keep Shutdown waiting until their timeout;
+//  3. wait for in-flight requests, including handlers that outlived
+//     their deadline, so that every write finishes (or ctx ends);
+//  4. return.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	srv := s.httpServer
+	s.mu.Unlock()
+	var err error
+	if srv != nil {
+		err = srv.Shutdown(ctx) // steps 1-3 for requests on connections
+	}
+	s.endWatches() // step 2 when the server was never started
+	finished := make(chan struct{})
+	// This goroutine ends when the last handler goroutine does; if ctx
+	// ends first, it outlives Shutdown and ends when they do.
+	go func() {
+		s.handlers.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		err = errors.Join(err, fmt.Errorf("apiserver: requests still running at shutdown: %w", ctx.Err()))
+	}
+	return err
+}
+
+// endWatches ends every open watch stream, and refuses new ones.
+func (s *Server) endWatches() {
+	s.stopOnce.Do(func() { close(s.stopWatches) })
+}
+
+// serveHTTP is the outermost handler: it works out what the request is,
+// serves it with panics recovered, then records it in metrics and, at
+// -v=2, in the log.
+func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	start := time.Now()
+	info := parseRequestInfo(req)
+	var res *registry.Resource
+	if info.isResource {
+		res, _ = lookupResource(info)
+	}
+	rec := &recorder{ResponseWriter: w}
+	defer func() {
+		elapsed := time.Since(start)
+		group, version, resource, subresource := "", "", "", ""
+		if res != nil { // unknown paths are not labelled by what they name
+			group, version, resource, subresource = res.GroupVersion.Group, res.GroupVersion.Version, res.Name, info.subresource
+		}
+		s.metrics.observe(info.metricVerb(req), group, version, resource, subresource, info.metricScope(), rec.status(), elapsed)
+		if s.cfg.Verbosity >= 2 {
+			s.log.Info("request", "verb", info.metricVerb(req), "path", req.URL.RequestURI(), "code", rec.status(), "duration", elapsed)
+		}
+	}()
+	defer s.recoverPanic(rec, req)
+	s.dispatch(rec, req, info, res)
+}
+
+// recoverPanic turns a panic in a handler into 500 InternalError (when the
+// response has not started) and a log line with the stack. The client
+// never sees a broken connection for it. http.ErrAbortHandler is net/http's
+// way to abort a response on purpose and is passed on.
+func (s *Server) recoverPanic(rec *recorder, req *http.Request) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if r == http.ErrAbortHandler {
+		panic(r)
+	}
+	s.log.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", r, "stack", string(debug.Stack()))
+	if rec.wroteHeader {
+		return // the stream has started; ending it is all that is left
+	}
+	writeError(rec, req, apierrors.NewInternalError(errors.New("this request caused the apiserver to panic; the apiserver's log has the details")))
+}
+
+// dispatch sends a request to the part of the server that owns its path.
+// Everything but a watch runs under the request deadline.
+func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) {
+	if info.isResource && info.verb == verbWatch {
+		s.serveREST(w, req, info, res)
+		return
+	}
+	var h http.HandlerFunc
+	path := req.URL.Path
+	switch {
+	case info.isResource:
+		h = func(w http.ResponseWriter, req *http.Request) { s.serveREST(w, req, info, res) }
+	case path == "/metrics":
+		h = s.metrics.handler().ServeHTTP
+	case isUnder(path, "/healthz") || isUnder(path, "/livez") || isUnder(path, "/readyz"):
+		h = s.health.ServeHTTP
+	case path == "/openapi/v2" || isUnder(path, "/openapi/v3"):
+		h = s.openapi.ServeHTTP
+	case path == "/version" || isUnder(path, "/api") || isUnder(path, "/apis"):
+		h = s.discovery.ServeHTTP
+	default:
+		h = func(w http.ResponseWriter, req *http.Request) { writeError(w, req, notFound()) }
+	}
+	s.serveWithDeadline(w, req, h)
+}
+
+// isUnder reports whether path is root or below it.
+func isUnder(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+"/")
+}
+
+// recorder remembers the status code written through it, for metrics and
+// logs, and passes Flush on for watch streams.
+type recorder struct {
+	http.ResponseWriter
+	code        int
+	wroteHeader bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wroteHeader {
+		r.code, r.wroteHeader = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if !r.wroteHeader {
+		r.WriteHeader(http.StatusOK)
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// status is the code sent; 200 if the handler wrote nothing at all.
+func (r *recorder) status() int {
+	if !r.wroteHeader {
+		return http.StatusOK
+	}
+	return r.code
+}

@@ -1,0 +1,165 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"minicp/registry"
+)
+
+// watchObjects streams the events of a registry watch to the client as a
+// chunked HTTP response, one frame per event, flushed at once:
+//
+//   - JSON: one metav1.WatchEvent per line, Content-Type application/json;
+//   - protobuf: each WatchEvent length-prefixed (4 bytes, big endian),
+//     Content-Type application/vnd.kubernetes.protobuf;stream=watch.
+//
+// The stream ends cleanly (a complete chunked response) when timeoutSeconds
+// pass (minRequestTimeout when absent), when the registry closes the watch,
+// when the client goes away (its request context ends), or when the server
+// shuts down. In every case the registry watch is stopped before the
+// handler returns.
+func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	out, err := negotiateOutput(req, targetWatch)
+	if err != nil {
+		return err
+	}
+	opts, timeout, err := listOptions(req, info)
+	if err != nil {
+		return err
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		return apierrors.NewInternalError(fmt.Errorf("the response writer cannot stream"))
+	}
+	select {
+	case <-s.stopWatches:
+		return apierrors.NewServiceUnavailable("the apiserver is shutting down; retry against a running server")
+	default:
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), timeout)
+	defer cancel()
+	watcher, err := s.store.Watch(ctx, res, info.namespace, opts)
+	if err != nil {
+		return err
+	}
+	defer watcher.Stop()
+	s.openWatches.Add(1)
+	defer s.openWatches.Add(-1)
+
+	enc := newWatchEncoder(req, res, out)
+	w.Header().Set("Content-Type", enc.contentType)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush() // the client sees 200 before the first event
+	for {
+		select {
+		case <-ctx.Done(): // timeoutSeconds passed, or the client went away
+			return nil
+		case <-s.stopWatches: // Shutdown
+			return nil
+		case event, ok := <-watcher.ResultChan():
+			if !ok {
+				return nil
+			}
+			if err := enc.encode(w, event); err != nil {
+				// The client is gone or the event cannot be encoded; the
+				// status line is sent, so the stream just ends here.
+				s.log.Debug("watch stream ended", "path", req.URL.Path, "err", err)
+				return nil
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+// watchEncoder frames watch events. Each event's object is encoded on its
+// own (the "embedded" encoder, after any Table or PartialObjectMetadata
+// transform) and wrapped in a metav1.WatchEvent, which the stream
+// serializer encodes and the framer delimits.
+type watchEncoder struct {
+	req         *http.Request
+	res         *registry.Resource
+	out         output
+	contentType string
+	streaming   runtime.Encoder // encodes WatchEvent frames
+	tableOpts   metav1.TableOptions
+	// sentColumns is set once a Table with column definitions has been
+	// sent; later Tables omit them, as upstream's do.
+	sentColumns bool
+}
+
+func newWatchEncoder(req *http.Request, res *registry.Resource, out output) *watchEncoder {
+	contentType := out.info.MediaType
+	if contentType != runtime.ContentTypeJSON {
+		contentType += ";stream=watch"
+	}
+	enc := &watchEncoder{
+		req:         req,
+		res:         res,
+		out:         out,
+		contentType: contentType,
+		streaming:   registry.Codecs.EncoderForVersion(out.info.StreamSerializer.Serializer, res.GroupVersion),
+	}
+	if out.as == asTable {
+		// Already validated when the options were read; a bad value
+		// surfaces as an encoding error on the first event.
+		enc.tableOpts, _ = tableOptions(req)
+	}
+	return enc
+}
+
+// encode writes one event as one frame.
+func (e *watchEncoder) encode(w http.ResponseWriter, event watch.Event) error {
+	obj, gv, err := e.transform(event)
+	if err != nil {
+		return err
+	}
+	var embedded bytes.Buffer
+	if err := registry.Codecs.EncoderForVersion(e.out.info.Serializer, gv).Encode(obj, &embedded); err != nil {
+		return err
+	}
+	frame := &metav1.WatchEvent{Type: string(event.Type), Object: runtime.RawExtension{Raw: embedded.Bytes()}}
+	framed := e.out.info.StreamSerializer.Framer.NewFrameWriter(w)
+	return streaming.NewEncoder(framed, e.streaming).Encode(frame)
+}
+
+// transform gives an event's object the form the client asked for. ERROR
+// events carry a Status, which is never transformed.
+func (e *watchEncoder) transform(event watch.Event) (runtime.Object, schema.GroupVersion, error) {
+	if _, isStatus := event.Object.(*metav1.Status); isStatus || e.out.as == "" {
+		return event.Object, e.res.GroupVersion, nil
+	}
+	if e.out.as != asTable {
+		partial, err := asPartial(event.Object)
+		return partial, metav1.SchemeGroupVersion, err
+	}
+	if event.Type == watch.Bookmark {
+		// A bookmark only carries a resourceVersion; it is not a row.
+		m, err := meta.Accessor(event.Object)
+		if err != nil {
+			return nil, metav1.SchemeGroupVersion, err
+		}
+		table := &metav1.Table{ListMeta: metav1.ListMeta{ResourceVersion: m.GetResourceVersion()}}
+		return table, metav1.SchemeGroupVersion, nil
+	}
+	table, err := toTable(event.Object, e.res, e.tableOpts)
+	if err != nil {
+		return nil, metav1.SchemeGroupVersion, err
+	}
+	if e.sentColumns {
+		table.ColumnDefinitions = nil
+	}
+	e.sentColumns = true
+	return table, metav1.SchemeGroupVersion, nil
+}
