@@ -58,8 +58,9 @@ var aggregatedDiscoveryV2 = schema.GroupVersionKind{
 
 const aggregatedDiscoveryContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
-// discoveryDocument is one precomputed response body with its entity tag.
-type discoveryDocument struct {
+// staticDocument is one precomputed response body with its entity tag
+// (discovery and OpenAPI documents never change while the server runs).
+type staticDocument struct {
 	body []byte
 	etag string
 }
@@ -67,21 +68,21 @@ type discoveryDocument struct {
 // discoveryHandler holds every document, computed once from the resource
 // table: the table never changes while the server runs.
 type discoveryHandler struct {
-	coreVersions   []string                     // versions of the core group, for /api
-	groupList      discoveryDocument            // /apis (legacy)
-	groups         map[string]discoveryDocument // /apis/<group>
-	resourceLists  map[string]discoveryDocument // "v1", "coordination.k8s.io/v1"
-	aggregatedCore discoveryDocument            // /api (aggregated)
-	aggregatedAPIs discoveryDocument            // /apis (aggregated)
-	versionInfo    discoveryDocument            // /version
+	coreVersions   []string                  // versions of the core group, for /api
+	groupList      staticDocument            // /apis (legacy)
+	groups         map[string]staticDocument // /apis/<group>
+	resourceLists  map[string]staticDocument // "v1", "coordination.k8s.io/v1"
+	aggregatedCore staticDocument            // /api (aggregated)
+	aggregatedAPIs staticDocument            // /apis (aggregated)
+	versionInfo    staticDocument            // /version
 }
 
 // newDiscoveryHandler serves /api, /api/v1, /apis, /apis/<group>,
 // /apis/<group>/<version> and /version for resources.
 func newDiscoveryHandler(resources []*registry.Resource) http.Handler {
 	d := &discoveryHandler{
-		groups:        map[string]discoveryDocument{},
-		resourceLists: map[string]discoveryDocument{},
+		groups:        map[string]staticDocument{},
+		resourceLists: map[string]staticDocument{},
 		versionInfo:   mustDocument(serverVersion()),
 	}
 	groupList := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
@@ -113,7 +114,7 @@ func newDiscoveryHandler(resources []*registry.Resource) http.Handler {
 
 func (d *discoveryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeDiscoveryStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
+		writeDocumentStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
 		return
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
@@ -121,11 +122,11 @@ func (d *discoveryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 1 && parts[0] == "version":
 		serveDocument(w, r, "application/json", d.versionInfo)
 	case len(parts) == 1 && parts[0] == "api":
-		d.serveRoot(w, r, d.aggregatedCore, func() discoveryDocument {
+		d.serveRoot(w, r, d.aggregatedCore, func() staticDocument {
 			return mustDocument(apiVersions(d.coreVersions, r.Host))
 		})
 	case len(parts) == 1 && parts[0] == "apis":
-		d.serveRoot(w, r, d.aggregatedAPIs, func() discoveryDocument { return d.groupList })
+		d.serveRoot(w, r, d.aggregatedAPIs, func() staticDocument { return d.groupList })
 	case len(parts) == 2 && parts[0] == "api":
 		d.serveFrom(w, r, d.resourceLists, parts[1])
 	case len(parts) == 2 && parts[0] == "apis":
@@ -133,12 +134,12 @@ func (d *discoveryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && parts[0] == "apis":
 		d.serveFrom(w, r, d.resourceLists, parts[1]+"/"+parts[2])
 	default:
-		writeDiscoveryStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeDocumentStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
 	}
 }
 
 // serveRoot answers /api or /apis in the shape the client prefers.
-func (d *discoveryHandler) serveRoot(w http.ResponseWriter, r *http.Request, aggregated discoveryDocument, legacy func() discoveryDocument) {
+func (d *discoveryHandler) serveRoot(w http.ResponseWriter, r *http.Request, aggregated staticDocument, legacy func() staticDocument) {
 	w.Header().Add("Vary", "Accept")
 	switch negotiateDiscovery(r.Header.Get("Accept")) {
 	case discoveryAggregated:
@@ -146,15 +147,15 @@ func (d *discoveryHandler) serveRoot(w http.ResponseWriter, r *http.Request, agg
 	case discoveryLegacy:
 		serveDocument(w, r, "application/json", legacy())
 	default:
-		writeDiscoveryStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",
+		writeDocumentStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",
 			"only application/json and "+aggregatedDiscoveryContentType+" are supported", 0, false))
 	}
 }
 
-func (d *discoveryHandler) serveFrom(w http.ResponseWriter, r *http.Request, docs map[string]discoveryDocument, key string) {
+func (d *discoveryHandler) serveFrom(w http.ResponseWriter, r *http.Request, docs map[string]staticDocument, key string) {
 	doc, ok := docs[key]
 	if !ok {
-		writeDiscoveryStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeDocumentStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
 		return
 	}
 	serveDocument(w, r, "application/json", doc)
@@ -193,7 +194,7 @@ func negotiateDiscovery(accept string) discoveryShape {
 }
 
 // serveDocument writes doc with an ETag and answers If-None-Match with 304.
-func serveDocument(w http.ResponseWriter, r *http.Request, contentType string, doc discoveryDocument) {
+func serveDocument(w http.ResponseWriter, r *http.Request, contentType string, doc staticDocument) {
 	w.Header().Set("ETag", doc.etag)
 	if match := r.Header.Get("If-None-Match"); match != "" && match == doc.etag {
 		w.WriteHeader(http.StatusNotModified)
@@ -207,8 +208,8 @@ func serveDocument(w http.ResponseWriter, r *http.Request, contentType string, d
 	_, _ = w.Write(doc.body) // the client went away; nothing to do
 }
 
-// writeDiscoveryStatus writes err as a Kubernetes Status object.
-func writeDiscoveryStatus(w http.ResponseWriter, err *apierrors.StatusError) {
+// writeDocumentStatus writes err as a Kubernetes Status object.
+func writeDocumentStatus(w http.ResponseWriter, err *apierrors.StatusError) {
 	status := err.Status()
 	status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
 	body, mErr := json.Marshal(status)
@@ -223,11 +224,11 @@ func writeDiscoveryStatus(w http.ResponseWriter, err *apierrors.StatusError) {
 
 // mustDocument encodes v, which is always one of the discovery structs
 // above: a failure is a programming error.
-func mustDocument(v any) discoveryDocument {
+func mustDocument(v any) staticDocument {
 	body, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("encoding discovery document %T: %v", v, err))
 	}
 	sum := sha256.Sum256(body)
-	return discoveryDocument{body: body, etag: fmt.Sprintf("%q", fmt.Sprintf("%X", sum[:16]))}
+	return staticDocument{body: body, etag: fmt.Sprintf("%q", fmt.Sprintf("%X", sum[:16]))}
 }
