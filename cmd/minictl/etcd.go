@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"minicp/registry"
+)
+
+// etcdGet prints keys with their revisions and, unless --keys-only, the
+// stored value taken apart: envelope first, then the decoded object.
+func etcdGet(ctx context.Context, client *clientv3.Client, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("etcd get", flag.ContinueOnError)
+	prefix := fs.Bool("prefix", false, "get every key starting with KEY")
+	keysOnly := fs.Bool("keys-only", false, "print keys and revisions, not values")
+	rev := fs.Int64("rev", 0, "read at this revision (0 = current); a compacted revision fails")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("etcd get takes one KEY, e.g. /registry/pods/default/nginx: %w", errUsage)
+	}
+	opts := []clientv3.OpOption{clientv3.WithRev(*rev)}
+	if *prefix {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := client.Get(ctx, fs.Arg(0), opts...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "# etcd revision %d, %d key(s)\n", resp.Header.Revision, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		if *keysOnly {
+			fmt.Fprintf(out, "%s  create_revision=%d mod_revision=%d version=%d\n", kv.Key, kv.CreateRevision, kv.ModRevision, kv.Version)
+			continue
+		}
+		printKV(out, kv)
+	}
+	return nil
+}
+
+func printKV(out io.Writer, kv *mvccpb.KeyValue) {
+	fmt.Fprintf(out, "key:             %s\n", kv.Key)
+	fmt.Fprintf(out, "create_revision: %d\n", kv.CreateRevision)
+	fmt.Fprintf(out, "mod_revision:    %d   <- the object's resourceVersion\n", kv.ModRevision)
+	fmt.Fprintf(out, "version:         %d\n", kv.Version)
+	if kv.Lease != 0 {
+		fmt.Fprintf(out, "lease:           %x\n", kv.Lease)
+	}
+	fmt.Fprintf(out, "value:           %d bytes, %s\n", len(kv.Value), describeValue(kv.Value))
+	fmt.Fprintf(out, "first bytes:     % x\n", kv.Value[:min(24, len(kv.Value))])
+	obj, _, err := registry.Codecs.UniversalDeserializer().Decode(kv.Value, nil, nil)
+	if err != nil {
+		fmt.Fprintf(out, "decoded:         not a Kubernetes object (%v)\n\n", err)
+		return
+	}
+	pretty, err := json.MarshalIndent(obj, "", "  ")
+	if err != nil {
+		fmt.Fprintf(out, "decoded:         %v\n\n", err)
+		return
+	}
+	fmt.Fprintf(out, "decoded:\n%s\n\n", pretty)
+}
+
+// etcdStatus prints, per endpoint, the figures labs watch: revision, raft
+// term and leader, database size, and alarms.
+func etcdStatus(ctx context.Context, client *clientv3.Client, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, ep := range client.Endpoints() {
+		st, err := client.Status(ctx, ep)
+		if err != nil {
+			fmt.Fprintf(out, "%s  unreachable: %v\n", ep, err)
+			continue
+		}
+		fmt.Fprintf(out, "endpoint:       %s\n", ep)
+		fmt.Fprintf(out, "member:         %x (leader %x, is leader: %t)\n", st.Header.MemberId, st.Leader, st.Header.MemberId == st.Leader)
+		fmt.Fprintf(out, "raft term:      %d   raft index: %d\n", st.RaftTerm, st.RaftIndex)
+		fmt.Fprintf(out, "revision:       %d\n", st.Header.Revision)
+		fmt.Fprintf(out, "db size:        %d bytes (in use %d)\n", st.DbSize, st.DbSizeInUse)
+		fmt.Fprintf(out, "version:        %s\n\n", st.Version)
+	}
+	alarms, err := client.AlarmList(ctx)
+	if err != nil {
+		return err
+	}
+	if len(alarms.Alarms) == 0 {
+		fmt.Fprintln(out, "alarms:         none")
+	}
+	for _, a := range alarms.Alarms {
+		fmt.Fprintf(out, "alarm:          %s on member %x\n", a.Alarm, a.MemberID)
+	}
+	return nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

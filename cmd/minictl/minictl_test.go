@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minicp/e2e/framework"
+)
+
+// Seed section 1 (M2): what minictl shows of a stored pod is the upstream
+// layout — the key, its revisions, and the k8s\x00 protobuf envelope.
+func TestEtcdGetShowsKeyRevisionsAndEnvelope(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
+	}
+	created, err := s.Clientset.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+
+	var out bytes.Buffer
+	endpoints := strings.Join(s.ControlPlane.EtcdEndpoints(), ",")
+	if err := run(ctx, []string{"--endpoints", endpoints, "etcd", "get", "/registry/pods/default/nginx"}, &out); err != nil {
+		t.Fatalf("minictl etcd get: %v", err)
+	}
+	for _, want := range []string{
+		"key:             /registry/pods/default/nginx",
+		fmt.Sprintf("mod_revision:    %s", created.ResourceVersion),
+		`protobuf envelope "k8s\x00" + runtime.Unknown{typeMeta: {apiVersion: v1, kind: Pod}`,
+		"first bytes:     6b 38 73 00",
+		`"image": "nginx:1.27"`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output does not contain %q:\n%s", want, out.String())
+		}
+	}
+
+	out.Reset()
+	if err := run(ctx, []string{"--endpoints", endpoints, "etcd", "status"}, &out); err != nil {
+		t.Fatalf("minictl etcd status: %v", err)
+	}
+	for _, want := range []string{"is leader: true", "revision:", "alarms:         none"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status output does not contain %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestUnknownCommandIsAnError(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"etcd", "frobnicate"}, &out)
+	if err == nil || !strings.Contains(err.Error(), `unknown command "etcd frobnicate"`) {
+		t.Fatalf("got %v, want an unknown command error", err)
+	}
+}
