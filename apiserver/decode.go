@@ -61,7 +61,7 @@ func decodeObject(req *http.Request, body []byte, res *registry.Resource, valida
 	if validation == metav1.FieldValidationIgnore || decoding == nil {
 		decoding = info.Serializer
 	}
-	decoder := strictCodecs.DecoderToVersion(decoding, res.GroupVersion)
+	decoder := registry.Codecs.DecoderToVersion(decoding, res.GroupVersion)
 	defaultGVK := res.GroupVersionKind()
 	obj, gvk, err := decoder.Decode(body, &defaultGVK, res.New())
 	if err == nil {

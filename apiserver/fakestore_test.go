@@ -25,7 +25,7 @@ import (
 // (resourceVersion = revision of the last write, compare-and-swap on
 // Update) without any of etcd's machinery.
 type fakeStore struct {
-	// mu guards rev, objects, watchers and interfere.
+	// mu guards rev, objects, watchers, interfere and lastUpdate.
 	mu       sync.Mutex
 	rev      int64
 	objects  map[string]runtime.Object
@@ -33,6 +33,13 @@ type fakeStore struct {
 	// interfere, when set, runs once inside the next Update between
 	// tryUpdate and the compare-and-swap: a concurrent writer.
 	interfere func(key string)
+
+	// lastUpdate is the UpdateOptions of the latest Update call.
+	lastUpdate registry.UpdateOptions
+	// createEntered, when set, receives once a Create has started; Create
+	// then waits for createGate to be closed (an in-flight write).
+	createEntered chan struct{}
+	createGate    chan struct{}
 
 	// panicOn makes the named method panic ("Get", "List", ...).
 	panicOn string
@@ -115,6 +122,10 @@ func (f *fakeStore) matches(res *registry.Resource, namespace string, opts regis
 
 func (f *fakeStore) Create(_ context.Context, res *registry.Resource, namespace string, obj runtime.Object, opts registry.WriteOptions) (runtime.Object, error) {
 	f.maybePanic("Create")
+	if f.createEntered != nil {
+		f.createEntered <- struct{}{}
+		<-f.createGate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m, err := meta.Accessor(obj)
@@ -144,6 +155,7 @@ func (f *fakeStore) Update(_ context.Context, res *registry.Resource, namespace,
 	f.maybePanic("Update")
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lastUpdate = opts
 	key := fakeKey(res, namespace, name)
 	for {
 		current, exists := f.objects[key]

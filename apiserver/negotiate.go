@@ -11,16 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"minicp/registry"
 )
-
-// strictCodecs is registry.Codecs with strict decoders available: the
-// StrictSerializer of each media type reports unknown and duplicate fields
-// (as a runtime.StrictDecodingError, alongside the decoded object), which
-// is how fieldValidation=Strict and Warn find them.
-var strictCodecs = serializer.NewCodecFactory(registry.Scheme, serializer.EnableStrict)
 
 // Values of the `as` media type parameter: kubectl asks for tables, the
 // metadata client for object metadata only.
@@ -154,14 +147,14 @@ func mediaTypeInfo(mediaType string) runtime.SerializerInfo {
 
 // negotiateInput picks the decoder of a request body from its
 // Content-Type: JSON when absent, 415 UnsupportedMediaType when unknown.
-// The returned serializer is strict (reports unknown and duplicate
-// fields) because fieldValidation needs to know about them.
+// The SerializerInfo carries both a Serializer and a StrictSerializer
+// (which reports unknown and duplicate fields, for fieldValidation).
 func negotiateInput(req *http.Request) (runtime.SerializerInfo, error) {
 	contentType := req.Header.Get("Content-Type")
 	if contentType == "" {
 		contentType = runtime.ContentTypeJSON
 	}
-	info, ok := runtime.SerializerInfoForMediaType(strictCodecs.SupportedMediaTypes(), mediaTypeOf(contentType))
+	info, ok := runtime.SerializerInfoForMediaType(registry.Codecs.SupportedMediaTypes(), mediaTypeOf(contentType))
 	if !ok {
 		return runtime.SerializerInfo{}, unsupportedMediaType(supportedMediaTypes())
 	}

@@ -21,8 +21,8 @@ import (
 	"minicp/registry"
 )
 
-// patchTypes are the patch formats minicp applies.
-var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+// servedPatchTypes are the patch formats minicp applies.
+var servedPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
 
 // patchObject applies a patch to the current object inside the store's
 // read-modify-write loop: every attempt patches the object as it is in
@@ -39,7 +39,7 @@ func (s *Server) patchObject(w http.ResponseWriter, req *http.Request, info *req
 	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
 		return serverSideApplyUnsupported()
 	default:
-		return unsupportedMediaType(patchTypes)
+		return unsupportedMediaType(servedPatchTypes)
 	}
 	opts, err := patchOptions(req, patchType)
 	if err != nil {
@@ -70,7 +70,7 @@ func serverSideApplyUnsupported() error {
 		Code:   http.StatusUnsupportedMediaType,
 		Reason: metav1.StatusReasonUnsupportedMediaType,
 		Message: "server-side apply (" + string(types.ApplyYAMLPatchType) + ") is not supported by minicp: only client-side apply is; " +
-			"run kubectl apply without --server-side, or send one of: " + strings.Join(patchTypes, ", "),
+			"run kubectl apply without --server-side, or send one of: " + strings.Join(servedPatchTypes, ", "),
 	}}
 }
 
@@ -193,13 +193,13 @@ func patchNotApplicable(err error) error {
 // decode turns the patched JSON into an object, checking unknown and
 // duplicate fields as fieldValidation asks.
 func (p *patcher) decode(patched []byte) (runtime.Object, error) {
-	info, _ := runtime.SerializerInfoForMediaType(strictCodecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	info, _ := runtime.SerializerInfoForMediaType(registry.Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
 	decoding := info.StrictSerializer
 	if p.validation == metav1.FieldValidationIgnore {
 		decoding = info.Serializer
 	}
 	defaultGVK := p.res.GroupVersionKind()
-	obj, _, err := strictCodecs.DecoderToVersion(decoding, p.res.GroupVersion).Decode(patched, &defaultGVK, p.res.New())
+	obj, _, err := registry.Codecs.DecoderToVersion(decoding, p.res.GroupVersion).Decode(patched, &defaultGVK, p.res.New())
 	p.warnings = nil
 	if err == nil {
 		return obj, nil
