@@ -96,7 +96,11 @@ func (s *Store) runList(ctx context.Context, q *listQuery) (runtime.Object, erro
 		if resp, err = s.readPage(ctx, q, readSize); err != nil {
 			return nil, err
 		}
-		q.atRev = resp.Header.Revision // later pages read at the first page's revision
+		if q.atRev == 0 {
+			// Later pages read at the first page's revision. (With WithRev,
+			// the header carries etcd's current revision, not the one read.)
+			q.atRev = resp.Header.Revision
+		}
 		hasMore = resp.More
 		for _, kv := range resp.Kvs {
 			if q.limit > 0 && int64(len(items)) >= q.limit {
