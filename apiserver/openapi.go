@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,33 +33,56 @@ import (
 // create anything unless given --validate=false. kubectl explain reads the
 // schemas, and kubectl apply the patch hints in them.
 //
-// The older, single-document /openapi/v2 is not served: kubectl uses it
-// only when v3 is missing.
+// The older, single-document /openapi/v2 is served too (openapi_v2.go):
+// kubectl 1.27 and 1.28 need it for apply and explain.
 
-// openAPIHandler holds the index and every group-version document,
-// computed once from the resource table.
+// openAPIHandler builds its documents from the resource table on first
+// use: they take tens of milliseconds to generate, which a server that
+// starts in a fraction of a second (and tests that start many) should not
+// pay up front when most never serve them.
 type openAPIHandler struct {
-	index staticDocument            // /openapi/v3
-	docs  map[string]staticDocument // "api/v1", "apis/coordination.k8s.io/v1"
+	resources []*registry.Resource
+
+	// v3Once builds index and docs; they are read-only afterwards.
+	v3Once sync.Once
+	index  staticDocument            // /openapi/v3
+	docs   map[string]staticDocument // "api/v1", "apis/coordination.k8s.io/v1"
+
+	// v2Once builds v2JSON and v2Proto; they are read-only afterwards.
+	v2Once  sync.Once
+	v2JSON  staticDocument // /openapi/v2 as JSON
+	v2Proto staticDocument // /openapi/v2 as protobuf
 }
 
 // newOpenAPIHandler serves /openapi/v2, /openapi/v3 and /openapi/v3/<gv>.
 func newOpenAPIHandler(resources []*registry.Resource) http.Handler {
-	h := &openAPIHandler{docs: map[string]staticDocument{}}
+	return &openAPIHandler{resources: resources}
+}
+
+// buildV3 generates the v3 index and the document of each group-version.
+func (h *openAPIHandler) buildV3() {
 	type entry struct {
 		ServerRelativeURL string `json:"serverRelativeURL"`
 	}
 	index := map[string]entry{}
-	for _, g := range byGroup(resources) {
+	h.docs = map[string]staticDocument{}
+	for _, g := range byGroup(h.resources) {
 		for _, v := range g.versions {
 			path := openAPIPath(v.gv)
-			doc := mustOpenAPIDocument(groupVersionDocument(v.gv, v.resources))
+			doc := openAPIDocument(mustJSON(groupVersionDocument(v.gv, v.resources)))
 			h.docs[path] = doc
 			index[path] = entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.etag}
 		}
 	}
-	h.index = mustOpenAPIDocument(map[string]any{"paths": index})
-	return h
+	h.index = openAPIDocument(mustJSON(map[string]any{"paths": index}))
+}
+
+// buildV2 generates the v2 document in both encodings.
+func (h *openAPIHandler) buildV2() {
+	var err error
+	if h.v2JSON, h.v2Proto, err = swaggerDocuments(h.resources); err != nil {
+		panic(err) // the documents derive from compiled-in types: a bug, not an input error
+	}
 }
 
 // openAPIPath is the group-version's key in the index: "api/v1" for the
@@ -70,13 +94,18 @@ func openAPIPath(gv schema.GroupVersion) string {
 	return "apis/" + gv.String()
 }
 
-// mustOpenAPIDocument encodes doc, built from plain maps and slices, with
-// upstream's entity tag: the SHA-512 of the body in upper-case hex.
-func mustOpenAPIDocument(doc any) staticDocument {
+// mustJSON encodes doc, built from plain maps, slices and strings.
+func mustJSON(doc any) []byte {
 	body, err := json.Marshal(doc)
 	if err != nil {
 		panic(fmt.Sprintf("encoding OpenAPI document: %v", err))
 	}
+	return body
+}
+
+// openAPIDocument pairs body with upstream's entity tag for it: the
+// SHA-512 of the body in upper-case hex.
+func openAPIDocument(body []byte) staticDocument {
 	return staticDocument{body: body, etag: fmt.Sprintf("%X", sha512.Sum512(body))}
 }
 
@@ -87,9 +116,14 @@ func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case path == "/openapi/v2":
+		h.v2Once.Do(h.buildV2)
+		h.serveV2(w, r)
 	case path == "/openapi/v3":
+		h.v3Once.Do(h.buildV3)
 		serveOpenAPI(w, r, h.index)
 	case strings.HasPrefix(path, "/openapi/v3/"):
+		h.v3Once.Do(h.buildV3)
 		h.serveGroupVersion(w, r, strings.TrimPrefix(path, "/openapi/v3/"))
 	default:
 		writeDocumentStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
@@ -122,10 +156,35 @@ func (h *openAPIHandler) serveGroupVersion(w http.ResponseWriter, r *http.Reques
 	serveOpenAPI(w, r, doc)
 }
 
+// serveV2 answers /openapi/v2 as protobuf when the client asks for it
+// (kubectl does), as JSON otherwise.
+func (h *openAPIHandler) serveV2(w http.ResponseWriter, r *http.Request) {
+	w.Header().Add("Vary", "Accept")
+	for _, clause := range strings.Split(r.Header.Get("Accept"), ",") {
+		mediaType, _, _ := strings.Cut(strings.TrimSpace(clause), ";")
+		if mediaType == openAPIV2Protobuf || mediaType == openAPIV2ProtobufRequested {
+			serveDocument(w, r, openAPIV2Protobuf, quoted(h.v2Proto))
+			return
+		}
+	}
+	if !acceptsJSON(r.Header.Get("Accept")) {
+		writeDocumentStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",
+			"only application/json and "+openAPIV2Protobuf+" are supported", 0, false))
+		return
+	}
+	serveDocument(w, r, "application/json", quoted(h.v2JSON))
+}
+
 // serveOpenAPI writes doc as JSON with its entity tag, quoted as HTTP
 // wants it, and answers a matching If-None-Match with 304.
 func serveOpenAPI(w http.ResponseWriter, r *http.Request, doc staticDocument) {
-	serveDocument(w, r, "application/json", staticDocument{body: doc.body, etag: `"` + doc.etag + `"`})
+	serveDocument(w, r, "application/json", quoted(doc))
+}
+
+// quoted returns doc with its entity tag in quotes, as HTTP headers carry
+// it; the index's hash parameter carries it bare.
+func quoted(doc staticDocument) staticDocument {
+	return staticDocument{body: doc.body, etag: `"` + doc.etag + `"`}
 }
 
 // acceptsJSON reports whether accept admits application/json.

@@ -10,16 +10,17 @@ import (
 	"minicp/registry"
 )
 
-// This file writes the OpenAPI v3 document of one group-version: a path
-// per URL the REST handlers serve, an operation per verb, and the schemas
-// of the kinds. What kubectl reads in it (see openapi.go) is on the PATCH
-// operations: x-kubernetes-group-version-kind and the fieldValidation
-// query parameter.
+// This file describes the REST paths of the resource table, once, in a
+// form independent of the OpenAPI version: a path per URL the REST
+// handlers serve, an operation per verb. openapi_v3.go and openapi_v2.go
+// render it. What kubectl reads in it is on the PATCH operations:
+// x-kubernetes-group-version-kind and the fieldValidation query parameter.
 
-// Content types of request and response bodies, as upstream lists them.
+// Media types of request and response bodies, as upstream lists them.
 var (
 	responseTypes = []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
 	patchTypes    = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+	anyType       = []string{"*/*"}
 )
 
 // queryParameters are the query parameters of each action, by name.
@@ -31,8 +32,9 @@ var queryParameters = map[string][]string{
 	"delete": {"dryRun", "gracePeriodSeconds", "propagationPolicy"},
 }
 
-// parameterSchemas gives each query parameter its type and a description.
-var parameterSchemas = map[string]struct{ typ, description string }{
+// queryParameterInfo gives each query parameter its type and a description.
+var queryParameterInfo = map[string]struct{ typ, description string }{
+	"pretty":               {"string", "If 'true', then the output is pretty printed."},
 	"allowWatchBookmarks":  {"boolean", "Ask for BOOKMARK watch events. Servers may ignore it."},
 	"continue":             {"string", "The continue token of the previous page of a paginated list."},
 	"fieldSelector":        {"string", "Restrict the list by the objects' fields. Defaults to everything."},
@@ -51,149 +53,144 @@ var parameterSchemas = map[string]struct{ typ, description string }{
 	"propagationPolicy":    {"string", "Whether and how dependents are garbage collected: Orphan, Background or Foreground."},
 }
 
-// groupVersionDocument is the OpenAPI v3 document of gv's resources.
-func groupVersionDocument(gv schema.GroupVersion, resources []*registry.Resource) object {
-	b := newSchemaBuilder()
-	common := operationRefs{
-		status:        b.ref(reflect.TypeOf(metav1.Status{})),
+// apiParameter is a path or query parameter.
+type apiParameter struct {
+	name, in, typ, description string
+	required                   bool
+}
+
+func queryParameter(name string) apiParameter {
+	info := queryParameterInfo[name]
+	return apiParameter{name: name, in: "query", typ: info.typ, description: info.description}
+}
+
+func pathParameter(name, description string) apiParameter {
+	return apiParameter{name: name, in: "path", typ: "string", description: description, required: true}
+}
+
+// apiOperation is one verb on one path. action is upstream's
+// x-kubernetes-action: get, list, post, put, patch or delete.
+type apiOperation struct {
+	action, id, description, tag string
+	gvk                          schema.GroupVersionKind
+	query                        []apiParameter
+	bodyTypes                    []string // media types of the request body; nil: none
+	bodyRef                      string   // component of the request body
+	responseRef                  string   // component of 2xx response bodies
+	responses                    []string // status codes with a body, besides 401
+}
+
+// apiPath is one URL with its operations, by lower-case HTTP method.
+type apiPath struct {
+	params []apiParameter
+	ops    map[string]apiOperation
+}
+
+// componentRefs names the components operations refer to.
+type componentRefs struct {
+	kind, list, deleteOptions, patch string
+}
+
+// addCommonComponents adds the meta.k8s.io components every
+// group-version's operations use, and returns refs with their names.
+func addCommonComponents(b *schemaBuilder) componentRefs {
+	b.ref(reflect.TypeOf(metav1.Status{}))
+	return componentRefs{
 		deleteOptions: b.ref(reflect.TypeOf(metav1.DeleteOptions{})),
 		patch:         b.ref(reflect.TypeOf(metav1.Patch{})),
 	}
-	paths := object{}
-	for _, r := range resources {
-		refs := common
-		refs.kind = b.addKind(r.New(), r.GroupVersionKind())
-		refs.list = b.addKind(r.NewList(), gv.WithKind(r.ListKind))
-		addResourcePaths(paths, r, refs)
-	}
-	return object{
-		"openapi":    "3.0.0",
-		"info":       object{"title": "Kubernetes", "version": serverVersion().GitVersion},
-		"paths":      paths,
-		"components": object{"schemas": b.components},
-	}
 }
 
-// operationRefs names the components an operation's bodies refer to.
-type operationRefs struct {
-	kind, list, status, deleteOptions, patch string
+// addKindComponents adds r's kind and list kind, and returns refs for
+// operations on r.
+func addKindComponents(b *schemaBuilder, r *registry.Resource, common componentRefs) componentRefs {
+	refs := common
+	refs.kind = b.addKind(r.New(), r.GroupVersionKind())
+	refs.list = b.addKind(r.NewList(), r.GroupVersion.WithKind(r.ListKind))
+	return refs
 }
 
-// addResourcePaths adds the collection, object and subresource paths of r.
-func addResourcePaths(paths object, r *registry.Resource, refs operationRefs) {
+// resourcePaths lists the collection, object and subresource paths of r,
+// keyed by URL template.
+func resourcePaths(r *registry.Resource, refs componentRefs) map[string]apiPath {
 	prefix := "/api/" + r.GroupVersion.Version
 	if r.GroupVersion.Group != "" {
 		prefix = "/apis/" + r.GroupVersion.String()
 	}
-	pathParams := []object{}
-	collection := prefix + "/" + r.Name
-	scoped := ""
+	pretty := queryParameter("pretty")
+	paths := map[string]apiPath{}
+	collection, scoped := prefix+"/"+r.Name, ""
+	var scope []apiParameter
 	if r.Namespaced {
-		collection = prefix + "/namespaces/{namespace}/" + r.Name
-		pathParams = append(pathParams, pathParameter("namespace", "object name and auth scope, such as for teams and projects"))
-		scoped = "Namespaced"
-		paths[prefix+"/"+r.Name] = object{
-			"get":        operation(r, "list", "list"+opKind(r, "", r.Kind+"ForAllNamespaces"), "list or watch objects of kind "+r.Kind, refs.list, refs),
-			"parameters": []object{queryParameter("pretty")},
-		}
+		collection, scoped = prefix+"/namespaces/{namespace}/"+r.Name, "Namespaced"
+		scope = []apiParameter{pathParameter("namespace", "object name and auth scope, such as for teams and projects")}
+		paths[prefix+"/"+r.Name] = apiPath{params: []apiParameter{pretty}, ops: map[string]apiOperation{
+			"get": newOperation(r, "list", "list"+operationKind(r, "", r.Kind+"ForAllNamespaces"), "list or watch objects of kind "+r.Kind, refs),
+		}}
 	}
-	paths[collection] = object{
-		"get":        operation(r, "list", "list"+opKind(r, scoped, r.Kind), "list or watch objects of kind "+r.Kind, refs.list, refs),
-		"post":       operation(r, "post", "create"+opKind(r, scoped, r.Kind), "create a "+r.Kind, refs.kind, refs),
-		"parameters": append(append([]object{}, pathParams...), queryParameter("pretty")),
-	}
-	itemParams := append([]object{pathParameter("name", "name of the "+r.Kind)}, pathParams...)
-	itemParams = append(itemParams, queryParameter("pretty"))
-	paths[collection+"/{name}"] = object{
-		"get":        operation(r, "get", "read"+opKind(r, scoped, r.Kind), "read the specified "+r.Kind, refs.kind, refs),
-		"put":        operation(r, "put", "replace"+opKind(r, scoped, r.Kind), "replace the specified "+r.Kind, refs.kind, refs),
-		"patch":      operation(r, "patch", "patch"+opKind(r, scoped, r.Kind), "partially update the specified "+r.Kind, refs.kind, refs),
-		"delete":     operation(r, "delete", "delete"+opKind(r, scoped, r.Kind), "delete a "+r.Kind, refs.kind, refs),
-		"parameters": itemParams,
-	}
+	paths[collection] = apiPath{params: append(append([]apiParameter{}, scope...), pretty), ops: map[string]apiOperation{
+		"get":  newOperation(r, "list", "list"+operationKind(r, scoped, r.Kind), "list or watch objects of kind "+r.Kind, refs),
+		"post": newOperation(r, "post", "create"+operationKind(r, scoped, r.Kind), "create a "+r.Kind, refs),
+	}}
+	item := append(append([]apiParameter{pathParameter("name", "name of the "+r.Kind)}, scope...), pretty)
+	paths[collection+"/{name}"] = apiPath{params: item, ops: map[string]apiOperation{
+		"get":    newOperation(r, "get", "read"+operationKind(r, scoped, r.Kind), "read the specified "+r.Kind, refs),
+		"put":    newOperation(r, "put", "replace"+operationKind(r, scoped, r.Kind), "replace the specified "+r.Kind, refs),
+		"patch":  newOperation(r, "patch", "patch"+operationKind(r, scoped, r.Kind), "partially update the specified "+r.Kind, refs),
+		"delete": newOperation(r, "delete", "delete"+operationKind(r, scoped, r.Kind), "delete a "+r.Kind, refs),
+	}}
 	for _, sub := range r.Subresources {
 		kind := r.Kind + strings.ToUpper(sub[:1]) + sub[1:]
-		paths[collection+"/{name}/"+sub] = object{
-			"get":        operation(r, "get", "read"+opKind(r, scoped, kind), "read "+sub+" of the specified "+r.Kind, refs.kind, refs),
-			"put":        operation(r, "put", "replace"+opKind(r, scoped, kind), "replace "+sub+" of the specified "+r.Kind, refs.kind, refs),
-			"patch":      operation(r, "patch", "patch"+opKind(r, scoped, kind), "partially update "+sub+" of the specified "+r.Kind, refs.kind, refs),
-			"parameters": itemParams,
-		}
+		paths[collection+"/{name}/"+sub] = apiPath{params: item, ops: map[string]apiOperation{
+			"get":   newOperation(r, "get", "read"+operationKind(r, scoped, kind), "read "+sub+" of the specified "+r.Kind, refs),
+			"put":   newOperation(r, "put", "replace"+operationKind(r, scoped, kind), "replace "+sub+" of the specified "+r.Kind, refs),
+			"patch": newOperation(r, "patch", "patch"+operationKind(r, scoped, kind), "partially update "+sub+" of the specified "+r.Kind, refs),
+		}}
 	}
+	return paths
 }
 
-// opKind builds the middle of upstream's operation IDs:
-// "CoreV1NamespacedPod", "CoordinationV1NamespacedLease".
-func opKind(r *registry.Resource, scoped, kind string) string {
-	group := "core"
-	if r.GroupVersion.Group != "" {
-		group, _, _ = strings.Cut(r.GroupVersion.Group, ".")
+// newOperation fills in what follows from the action: parameters, bodies
+// and response codes.
+func newOperation(r *registry.Resource, action, id, description string, refs componentRefs) apiOperation {
+	op := apiOperation{
+		action: action, id: id, description: description, tag: operationTag(r), gvk: r.GroupVersionKind(),
+		responseRef: refs.kind, responses: []string{"200"},
 	}
-	return strings.ToUpper(group[:1]) + group[1:] + strings.ToUpper(r.GroupVersion.Version[:1]) + r.GroupVersion.Version[1:] + scoped + kind
-}
-
-// operation describes one verb on one path. action is upstream's
-// x-kubernetes-action: get, list, post, put, patch or delete.
-func operation(r *registry.Resource, action, id, description, responseRef string, refs operationRefs) object {
-	tag := "core_" + r.GroupVersion.Version
-	if r.GroupVersion.Group != "" {
-		group, _, _ := strings.Cut(r.GroupVersion.Group, ".")
-		tag = group + "_" + r.GroupVersion.Version
-	}
-	op := object{
-		"tags":                            []string{tag},
-		"description":                     description,
-		"operationId":                     id,
-		"x-kubernetes-action":             action,
-		"x-kubernetes-group-version-kind": gvkObject(r.GroupVersionKind()),
-	}
-	var params []object
 	for _, name := range queryParameters[action] {
-		params = append(params, queryParameter(name))
+		op.query = append(op.query, queryParameter(name))
 	}
-	if params != nil {
-		op["parameters"] = params
-	}
-	ok := object{"description": "OK", "content": content(responseTypes, responseRef)}
-	responses := object{"200": ok, "401": object{"description": "Unauthorized"}}
 	switch action {
-	case "post", "put", "patch":
-		responses["201"] = object{"description": "Created", "content": content(responseTypes, responseRef)}
-	case "delete":
-		responses["202"] = object{"description": "Accepted", "content": content(responseTypes, responseRef)}
-	}
-	op["responses"] = responses
-	switch action {
+	case "list":
+		op.responseRef = refs.list
 	case "post", "put":
-		op["requestBody"] = object{"required": true, "content": content([]string{"*/*"}, refs.kind)}
+		op.bodyTypes, op.bodyRef, op.responses = anyType, refs.kind, []string{"200", "201"}
 	case "patch":
-		op["requestBody"] = object{"required": true, "content": content(patchTypes, refs.patch)}
+		op.bodyTypes, op.bodyRef, op.responses = patchTypes, refs.patch, []string{"200", "201"}
 	case "delete":
-		op["requestBody"] = object{"content": content([]string{"*/*"}, refs.deleteOptions)}
+		op.bodyTypes, op.bodyRef, op.responses = anyType, refs.deleteOptions, []string{"200", "202"}
 	}
 	return op
 }
 
-// content maps each media type to a body of component ref.
-func content(mediaTypes []string, ref string) object {
-	c := object{}
-	for _, mt := range mediaTypes {
-		c[mt] = object{"schema": object{"$ref": "#/components/schemas/" + ref}}
+var responseDescriptions = map[string]string{"200": "OK", "201": "Created", "202": "Accepted", "401": "Unauthorized"}
+
+// operationKind builds the middle of upstream's operation IDs:
+// "CoreV1NamespacedPod", "CoordinationV1NamespacedLease".
+func operationKind(r *registry.Resource, scoped, kind string) string {
+	group := "core"
+	if r.GroupVersion.Group != "" {
+		group, _, _ = strings.Cut(r.GroupVersion.Group, ".")
 	}
-	return c
+	version := r.GroupVersion.Version
+	return strings.ToUpper(group[:1]) + group[1:] + strings.ToUpper(version[:1]) + version[1:] + scoped + kind
 }
 
-func pathParameter(name, description string) object {
-	return object{"name": name, "in": "path", "required": true, "description": description,
-		"schema": object{"type": "string", "uniqueItems": true}}
-}
-
-func queryParameter(name string) object {
-	if name == "pretty" {
-		return object{"name": "pretty", "in": "query", "description": "If 'true', then the output is pretty printed.",
-			"schema": object{"type": "string", "uniqueItems": true}}
+// operationTag is upstream's tag: "core_v1", "coordination_v1".
+func operationTag(r *registry.Resource) string {
+	group := "core"
+	if r.GroupVersion.Group != "" {
+		group, _, _ = strings.Cut(r.GroupVersion.Group, ".")
 	}
-	p := parameterSchemas[name]
-	return object{"name": name, "in": "query", "description": p.description,
-		"schema": object{"type": p.typ, "uniqueItems": true}}
+	return group + "_" + r.GroupVersion.Version
 }

@@ -22,11 +22,17 @@ type object = map[string]any
 // are named like upstream's, from the Go package path:
 // k8s.io/api/core/v1.Pod is io.k8s.api.core.v1.Pod.
 type schemaBuilder struct {
+	v2         bool   // write OpenAPI v2 (Swagger) schemas instead of v3
+	refPrefix  string // where references point: v3 components or v2 definitions
 	components object // component name -> schema
 }
 
-func newSchemaBuilder() *schemaBuilder {
-	return &schemaBuilder{components: object{}}
+func newSchemaBuilder(v2 bool) *schemaBuilder {
+	b := &schemaBuilder{v2: v2, refPrefix: "#/components/schemas/", components: object{}}
+	if v2 {
+		b.refPrefix = "#/definitions/"
+	}
+	return b
 }
 
 // addKind adds the component of a top-level kind, marked with its
@@ -56,7 +62,7 @@ func (b *schemaBuilder) ref(t reflect.Type) string {
 	if doc := swaggerDoc(t)[""]; doc != "" {
 		s["description"] = doc
 	}
-	if special := specialSchema(t); special != nil {
+	if special := specialSchema(t, b.v2); special != nil {
 		for k, v := range special {
 			s[k] = v
 		}
@@ -114,8 +120,8 @@ func (b *schemaBuilder) properties(t reflect.Type, props object) object {
 }
 
 // fieldSchema is the schema of a value of type t inside another schema.
-// Named structs are referenced through allOf, as upstream does, so the
-// reference can carry a description and patch hints beside it.
+// Named structs are references; in v3 wrapped in allOf, as upstream does,
+// so that the reference can carry a description and patch hints beside it.
 func (b *schemaBuilder) fieldSchema(t reflect.Type) object {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -142,7 +148,11 @@ func (b *schemaBuilder) fieldSchema(t reflect.Type) object {
 		if t.Name() == "" {
 			return object{"type": "object", "properties": b.properties(t, object{})}
 		}
-		return object{"allOf": []object{{"$ref": "#/components/schemas/" + b.ref(t)}}}
+		ref := object{"$ref": b.refPrefix + b.ref(t)}
+		if b.v2 {
+			return ref
+		}
+		return object{"allOf": []object{ref}}
 	default:
 		return object{"type": "object"}
 	}
@@ -150,15 +160,15 @@ func (b *schemaBuilder) fieldSchema(t reflect.Type) object {
 
 // specialSchema is the schema of types that encode as JSON scalars
 // (Time, Quantity, IntOrString): they say so through the same methods
-// upstream's generator reads.
-func specialSchema(t reflect.Type) object {
+// upstream's generator reads. v2 has no oneOf: the first type stands.
+func specialSchema(t reflect.Type, v2 bool) object {
 	v := reflect.New(t).Interface()
 	typed, ok := v.(interface{ OpenAPISchemaType() []string })
 	if !ok {
 		return nil
 	}
 	s := object{}
-	if oneOf, ok := v.(interface{ OpenAPIV3OneOfTypes() []string }); ok {
+	if oneOf, ok := v.(interface{ OpenAPIV3OneOfTypes() []string }); ok && !v2 {
 		var alternatives []object
 		for _, typ := range oneOf.OpenAPIV3OneOfTypes() {
 			alternatives = append(alternatives, object{"type": typ})
@@ -170,7 +180,7 @@ func specialSchema(t reflect.Type) object {
 	if f, ok := v.(interface{ OpenAPISchemaFormat() string }); ok && f.OpenAPISchemaFormat() != "" {
 		s["format"] = f.OpenAPISchemaFormat()
 	}
-	if s["format"] == "int-or-string" {
+	if s["format"] == "int-or-string" && !v2 {
 		s["x-kubernetes-int-or-string"] = true
 	}
 	return s

@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"encoding/json"
+
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,10 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/spec3"
+	protomodels "k8s.io/kube-openapi/pkg/util/proto"
+	"sigs.k8s.io/yaml"
 
 	"minicp/registry"
 )
@@ -118,12 +123,12 @@ func TestSchemasCarryTheKindAndPatchHintsKubectlApplyUses(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"spec":{"$setElementOrder/containers":[{"name":"app"}],"containers":[{"image":"a:2","name":"app"}]}}`), &want); err != nil {
 		t.Fatal(err)
 	}
-	if string(mustJSON(t, got)) != string(mustJSON(t, want)) {
-		t.Errorf("patch: got %s, want %s", patch, mustJSON(t, want))
+	if string(jsonOf(t, got)) != string(jsonOf(t, want)) {
+		t.Errorf("patch: got %s, want %s", patch, jsonOf(t, want))
 	}
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func jsonOf(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -185,18 +190,78 @@ func TestOpenAPIDocumentHashIsCacheableAndOutdatedHashesRedirect(t *testing.T) {
 	}
 }
 
-func TestOpenAPIV2AndUnknownGroupVersionsAreNotFound(t *testing.T) {
+func TestUnknownOpenAPIGroupVersionIsNotFound(t *testing.T) {
 	srv := newOpenAPIServer(t)
-	for _, path := range []string{"/openapi/v2", "/openapi/v3/apis/apps/v1"} {
-		resp, err := srv.Client().Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
+	resp, err := srv.Client().Get(srv.URL + "/openapi/v3/apis/apps/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status metav1.Status
+	err = json.NewDecoder(resp.Body).Decode(&status)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
+		t.Errorf("got %d %+v (%v), want 404 NotFound Status", resp.StatusCode, status, err)
+	}
+}
+
+// kubectl 1.27 and 1.28 read /openapi/v2, as protobuf, for apply and
+// explain, and check field validation support in it.
+func TestOpenAPIV2ServesWhatOlderKubectlReads(t *testing.T) {
+	srv := newOpenAPIServer(t)
+	client, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := client.OpenAPISchema()
+	if err != nil {
+		t.Fatalf("OpenAPISchema: %v", err)
+	}
+	models, err := protomodels.NewOpenAPIData(doc)
+	if err != nil {
+		t.Fatalf("kubectl's model parser rejects the document: %v", err)
+	}
+	for _, r := range registry.Resources {
+		name := "io.k8s.api." + strings.TrimSuffix(r.GroupVersion.Group, ".k8s.io") + "." + r.GroupVersion.Version + "." + r.Kind
+		if r.GroupVersion.Group == "" {
+			name = "io.k8s.api.core.v1." + r.Kind
 		}
-		var status metav1.Status
-		err = json.NewDecoder(resp.Body).Decode(&status)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
-			t.Errorf("GET %s: got %d %+v (%v), want 404 NotFound Status", path, resp.StatusCode, status, err)
+		if models.LookupModel(name) == nil {
+			t.Errorf("no model %s", name)
+		}
+		if !v2PatchHasFieldValidation(doc, r.GroupVersionKind()) {
+			t.Errorf("%s: no PATCH operation with its group-version-kind and a fieldValidation query parameter", r.Kind)
 		}
 	}
+	containers := models.LookupModel("io.k8s.api.core.v1.PodSpec").(*protomodels.Kind).Fields["containers"]
+	if ext := containers.GetExtensions(); ext["x-kubernetes-patch-merge-key"] != "name" || ext["x-kubernetes-patch-strategy"] != "merge" {
+		t.Errorf("PodSpec.containers extensions: got %v, want merge by name", ext)
+	}
+}
+
+// v2PatchHasFieldValidation looks for gvk's PATCH operation and its
+// fieldValidation query parameter as kubectl 1.27 does.
+func v2PatchHasFieldValidation(doc *openapiv2.Document, gvk schema.GroupVersionKind) bool {
+	for _, path := range doc.GetPaths().GetPath() {
+		op := path.GetValue().GetPatch()
+		if op == nil {
+			continue
+		}
+		var got map[string]string
+		for _, ext := range op.GetVendorExtension() {
+			if ext.GetName() == "x-kubernetes-group-version-kind" {
+				if err := yaml.Unmarshal([]byte(ext.GetValue().GetYaml()), &got); err != nil {
+					return false
+				}
+			}
+		}
+		if got["group"] != gvk.Group || got["version"] != gvk.Version || got["kind"] != gvk.Kind {
+			continue
+		}
+		for _, p := range op.GetParameters() {
+			if p.GetParameter().GetNonBodyParameter().GetQueryParameterSubSchema().GetName() == "fieldValidation" {
+				return true
+			}
+		}
+	}
+	return false
 }
