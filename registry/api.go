@@ -79,8 +79,9 @@ type WriteOptions struct {
 type UpdateOptions struct {
 	DryRun bool
 	// Subresource is "" for the main resource or "status". A status update
-	// keeps the stored spec and metadata (except labels/annotations as upstream);
-	// a main update keeps the stored status, as upstream strategies do.
+	// keeps the stored spec and the stored labels, annotations, finalizers
+	// and owner references (metav1.ResetObjectMetaForStatus); a main update
+	// keeps the stored status, as upstream strategies do.
 	Subresource string
 }
 

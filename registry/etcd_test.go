@@ -17,7 +17,7 @@ import (
 
 // startEtcd runs a single-member etcd in the test's temporary directory, on
 // free ports, and returns a client to it. Both stop when the test ends.
-func startEtcd(t *testing.T) *clientv3.Client {
+func startEtcd(t *testing.T, configure ...func(*embed.Config)) *clientv3.Client {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
@@ -27,6 +27,9 @@ func startEtcd(t *testing.T) *clientv3.Client {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.UnsafeNoFsync = true
 	cfg.LogLevel = "error"
+	for _, f := range configure {
+		f(cfg)
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		t.Fatalf("starting etcd: %v", err)
@@ -57,9 +60,9 @@ func startEtcd(t *testing.T) *clientv3.Client {
 
 // newTestStore starts etcd and returns a Store on it with the "default"
 // namespace created.
-func newTestStore(t *testing.T, opts Options) (*Store, *clientv3.Client) {
+func newTestStore(t *testing.T, opts Options, configure ...func(*embed.Config)) (*Store, *clientv3.Client) {
 	t.Helper()
-	client := startEtcd(t)
+	client := startEtcd(t, configure...)
 	if opts.TooLargeResourceVersionWait == 0 {
 		opts.TooLargeResourceVersionWait = 200 * time.Millisecond
 	}

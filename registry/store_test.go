@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -539,5 +542,79 @@ func TestEtcdErrorsBecomeAPIErrors(t *testing.T) {
 	}
 	if msg := storageError(rpctypes.ErrNoSpace).Error(); !strings.Contains(msg, "database space exceeded") || !strings.Contains(msg, "alarm disarm") {
 		t.Errorf("got %q, want etcd's message and how to recover", msg)
+	}
+}
+
+// Series part 12 (M17): when etcd's quota is exhausted, writes fail with a
+// 500 that carries etcd's message and the way out, and change nothing.
+func TestWriteBeyondEtcdQuotaIsInternalErrorWithRecoveryAdvice(t *testing.T) {
+	s, client := newTestStore(t, Options{}, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 2 << 20 })
+	ctx := testContext(t)
+	configMaps := mustResource(t, corev1.SchemeGroupVersion, "configmaps")
+	var err error
+	var name string
+	for i := 0; i < 100 && err == nil; i++ {
+		name = fmt.Sprintf("filler-%d", i)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"x": strings.Repeat("x", 900<<10)}}
+		_, err = s.Create(ctx, configMaps, "default", cm, WriteOptions{})
+	}
+	if err == nil {
+		t.Fatal("etcd accepted 90 MB with a 2 MiB quota")
+	}
+	status, ok := err.(apierrors.APIStatus)
+	if !ok || status.Status().Code != http.StatusInternalServerError ||
+		!strings.Contains(err.Error(), "etcdserver: mvcc: database space exceeded") || !strings.Contains(err.Error(), "etcdctl alarm disarm") {
+		t.Fatalf("got %v, want 500 with etcd's message and recovery advice", err)
+	}
+	resp, err := client.Get(ctx, KeyFor(configMaps, "default", name))
+	if err != nil || len(resp.Kvs) != 0 {
+		t.Errorf("the refused write left key %s (err %v)", name, err)
+	}
+}
+
+// Seed section 2 (M4): compare-and-swap on the mod revision loses no update,
+// however many writers race.
+func TestConcurrentUnconditionalUpdatesLoseNothing(t *testing.T) {
+	s, _ := newTestStore(t, Options{})
+	ctx := testContext(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "counter"}, Data: map[string]string{"n": "0"}}
+	configMaps := mustResource(t, corev1.SchemeGroupVersion, "configmaps")
+	if _, err := s.Create(ctx, configMaps, "default", cm, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, increments = 8, 10
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		go func() {
+			for i := 0; i < increments; i++ {
+				_, _, err := s.Update(ctx, configMaps, "default", "counter", UpdateOptions{}, func(cur runtime.Object) (runtime.Object, error) {
+					cm := cur.(*corev1.ConfigMap)
+					n, err := strconv.Atoi(cm.Data["n"])
+					if err != nil {
+						return nil, err
+					}
+					cm.Data["n"] = strconv.Itoa(n + 1)
+					cm.ResourceVersion = "" // unconditional: retried on every lost race
+					return cm, nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < writers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := s.Get(ctx, configMaps, "default", "counter", GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.(*corev1.ConfigMap).Data["n"]; got != strconv.Itoa(writers*increments) {
+		t.Errorf("got counter %s, want %d", got, writers*increments)
 	}
 }
