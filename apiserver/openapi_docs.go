@@ -23,13 +23,16 @@ var (
 	anyType       = []string{"*/*"}
 )
 
-// queryParameters are the query parameters of each action, by name.
+// queryParameters are the query parameters of each action, by name: the
+// ones the REST handlers read. Server-side apply's "force" and deletion's
+// gracePeriodSeconds and propagationPolicy are left out; minicp has no
+// server-side apply, graceful deletion or garbage collector.
 var queryParameters = map[string][]string{
 	"list":   {"allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch"},
 	"post":   {"dryRun", "fieldManager", "fieldValidation"},
 	"put":    {"dryRun", "fieldManager", "fieldValidation"},
-	"patch":  {"dryRun", "fieldManager", "fieldValidation", "force"},
-	"delete": {"dryRun", "gracePeriodSeconds", "propagationPolicy"},
+	"patch":  {"dryRun", "fieldManager", "fieldValidation"},
+	"delete": {"dryRun"},
 }
 
 // queryParameterInfo gives each query parameter its type and a description.
@@ -48,9 +51,6 @@ var queryParameterInfo = map[string]struct{ typ, description string }{
 	"dryRun":               {"string", "When All, validate the request but do not persist it."},
 	"fieldManager":         {"string", "Name of the actor making the change, for managedFields."},
 	"fieldValidation":      {"string", "How to treat unknown or duplicate fields in the body: Ignore, Warn or Strict."},
-	"force":                {"boolean", "Force an apply request, taking over conflicting fields."},
-	"gracePeriodSeconds":   {"integer", "Seconds to wait before deleting the object; zero deletes immediately."},
-	"propagationPolicy":    {"string", "Whether and how dependents are garbage collected: Orphan, Background or Foreground."},
 }
 
 // apiParameter is a path or query parameter.

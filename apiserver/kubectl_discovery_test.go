@@ -1,0 +1,84 @@
+package apiserver
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"minicp/registry"
+)
+
+// runKubectl runs the installed kubectl against url with a fresh cache
+// directory, and returns its standard output and standard error.
+func runKubectl(t *testing.T, url string, args ...string) (string, string) {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	config := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: minicp, cluster: {server: %q}}]
+users: [{name: minicp, user: {}}]
+contexts: [{name: minicp, context: {cluster: minicp, user: minicp}}]
+current-context: minicp
+`, url)
+	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(dir, "cache")}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String(), stderr.String()
+}
+
+// newDocumentsServer serves discovery and OpenAPI as the apiserver does,
+// without any REST resources behind them.
+func newDocumentsServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	discovery, openapi := newDiscoveryHandler(registry.Resources), newOpenAPIHandler(registry.Resources)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/openapi/") {
+			openapi.ServeHTTP(w, r)
+			return
+		}
+		discovery.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestKubectlListsEveryResourceWithoutWarnings(t *testing.T) {
+	srv := newDocumentsServer(t)
+	stdout, stderr := runKubectl(t, srv.URL, "api-resources")
+	if stderr != "" {
+		t.Errorf("kubectl api-resources warned: %s", stderr)
+	}
+	for _, r := range registry.Resources {
+		if !strings.Contains(stdout, r.Name) || !strings.Contains(stdout, r.Kind) {
+			t.Errorf("kubectl api-resources lacks %s (%s):\n%s", r.Name, r.Kind, stdout)
+		}
+	}
+}
+
+func TestKubectlExplainsFieldsFromTheOpenAPIDocuments(t *testing.T) {
+	srv := newDocumentsServer(t)
+	stdout, stderr := runKubectl(t, srv.URL, "explain", "leases.spec.holderIdentity")
+	if stderr != "" {
+		t.Errorf("kubectl explain warned: %s", stderr)
+	}
+	if !strings.Contains(stdout, "KIND:       Lease") || !strings.Contains(stdout, "holderIdentity <string>") {
+		t.Errorf("kubectl explain leases.spec.holderIdentity:\n%s", stdout)
+	}
+}
