@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -44,13 +43,15 @@ var resourceCategories = map[schema.GroupResource][]string{
 
 // Kubernetes version minicp reports on /version. It must stay within one
 // minor version of the kubectl on the lab machines (1.32), or kubectl
-// version prints a skew warning.
+// version prints a skew warning; the API types served are a superset of
+// 1.33's for the six resources.
 const (
 	kubeMajor = "1"
 	kubeMinor = "33"
 )
 
-// aggregatedDiscoveryV2 is the media type of aggregated discovery documents.
+// aggregatedDiscoveryV2 is the type of aggregated discovery documents, as
+// the g, v and as parameters of their media type name it.
 var aggregatedDiscoveryV2 = schema.GroupVersionKind{
 	Group: apidiscoveryv2.SchemeGroupVersion.Group, Version: apidiscoveryv2.SchemeGroupVersion.Version,
 	Kind: "APIGroupDiscoveryList",
@@ -114,7 +115,7 @@ func newDiscoveryHandler(resources []*registry.Resource) http.Handler {
 
 func (d *discoveryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeDocumentStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
+		writeDocumentStatus(w, errDocumentMethod)
 		return
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
@@ -134,7 +135,7 @@ func (d *discoveryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && parts[0] == "apis":
 		d.serveFrom(w, r, d.resourceLists, parts[1]+"/"+parts[2])
 	default:
-		writeDocumentStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeDocumentStatus(w, errDocumentNotFound)
 	}
 }
 
@@ -147,15 +148,15 @@ func (d *discoveryHandler) serveRoot(w http.ResponseWriter, r *http.Request, agg
 	case discoveryLegacy:
 		serveDocument(w, r, "application/json", legacy())
 	default:
-		writeDocumentStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",
-			"only application/json and "+aggregatedDiscoveryContentType+" are supported", 0, false))
+		writeDocumentStatus(w, documentStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			"only the following media types are accepted: application/json, "+aggregatedDiscoveryContentType))
 	}
 }
 
 func (d *discoveryHandler) serveFrom(w http.ResponseWriter, r *http.Request, docs map[string]staticDocument, key string) {
 	doc, ok := docs[key]
 	if !ok {
-		writeDocumentStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeDocumentStatus(w, errDocumentNotFound)
 		return
 	}
 	serveDocument(w, r, "application/json", doc)
@@ -208,13 +209,27 @@ func serveDocument(w http.ResponseWriter, r *http.Request, contentType string, d
 	_, _ = w.Write(doc.body) // the client went away; nothing to do
 }
 
-// writeDocumentStatus writes err as a Kubernetes Status object.
-func writeDocumentStatus(w http.ResponseWriter, err *apierrors.StatusError) {
-	status := err.Status()
-	status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
-	body, mErr := json.Marshal(status)
-	if mErr != nil {
-		http.Error(w, err.Error(), int(status.Code))
+// Errors of the document endpoints, with upstream's codes and messages.
+var (
+	errDocumentNotFound = documentStatus(http.StatusNotFound, metav1.StatusReasonNotFound,
+		"the server could not find the requested resource")
+	errDocumentMethod = documentStatus(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+		"the server does not allow this method on the requested resource")
+)
+
+func documentStatus(code int32, reason metav1.StatusReason, message string) metav1.Status {
+	return metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Code: code, Reason: reason, Message: message,
+	}
+}
+
+// writeDocumentStatus writes status as JSON, the only encoding the
+// document endpoints speak.
+func writeDocumentStatus(w http.ResponseWriter, status metav1.Status) {
+	body, err := json.Marshal(status)
+	if err != nil {
+		http.Error(w, status.Message, int(status.Code))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

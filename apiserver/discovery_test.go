@@ -255,3 +255,36 @@ func TestVersionIsWithinKubectlSkew(t *testing.T) {
 		t.Errorf("client-go ServerVersion: got %v, %v", got, err)
 	}
 }
+
+func TestDiscoveryRefusesWhatItCannotServeWithStatus(t *testing.T) {
+	srv := newDiscoveryServer(t)
+	cases := []struct {
+		name, method, accept string
+		wantCode             int
+		wantReason           metav1.StatusReason
+	}{
+		{"a write is not allowed", http.MethodPost, "", http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed},
+		{"protobuf alone is not acceptable", http.MethodGet, "application/vnd.kubernetes.protobuf", http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, srv.URL+"/apis", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept", tc.accept)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var status metav1.Status
+			if err := json.NewDecoder(resp.Body).Decode(&status); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tc.wantCode || status.Reason != tc.wantReason || status.Kind != "Status" {
+				t.Errorf("got %d %+v, want %d %s Status", resp.StatusCode, status, tc.wantCode, tc.wantReason)
+			}
+		})
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"minicp/registry"
@@ -111,7 +111,7 @@ func openAPIDocument(body []byte) staticDocument {
 
 func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeDocumentStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
+		writeDocumentStatus(w, errDocumentMethod)
 		return
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
@@ -126,7 +126,7 @@ func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.v3Once.Do(h.buildV3)
 		h.serveGroupVersion(w, r, strings.TrimPrefix(path, "/openapi/v3/"))
 	default:
-		writeDocumentStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeDocumentStatus(w, errDocumentNotFound)
 	}
 }
 
@@ -136,13 +136,13 @@ func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *openAPIHandler) serveGroupVersion(w http.ResponseWriter, r *http.Request, path string) {
 	doc, ok := h.docs[path]
 	if !ok {
-		writeDocumentStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeDocumentStatus(w, errDocumentNotFound)
 		return
 	}
 	w.Header().Add("Vary", "Accept")
 	if !acceptsJSON(r.Header.Get("Accept")) {
-		writeDocumentStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",
-			"only application/json is supported", 0, false))
+		writeDocumentStatus(w, documentStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			"only the following media types are accepted: application/json"))
 		return
 	}
 	if hash := r.URL.Query().Get("hash"); hash != "" {
@@ -168,8 +168,8 @@ func (h *openAPIHandler) serveV2(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !acceptsJSON(r.Header.Get("Accept")) {
-		writeDocumentStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",
-			"only application/json and "+openAPIV2Protobuf+" are supported", 0, false))
+		writeDocumentStatus(w, documentStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			"only the following media types are accepted: application/json, "+openAPIV2Protobuf))
 		return
 	}
 	serveDocument(w, r, "application/json", quoted(h.v2JSON))
