@@ -87,6 +87,9 @@ func componentName(t reflect.Type) string {
 // properties adds the JSON fields of struct t to props, flattening
 // embedded structs tagged inline (TypeMeta) as encoding/json does.
 func (b *schemaBuilder) properties(t reflect.Type, props object) object {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	docs := swaggerDoc(t)
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
