@@ -1,0 +1,56 @@
+// Package apiserver is minicp's kube-apiserver: the HTTP layer between
+// Kubernetes clients and storage. Seed section 1 (mechanism M1, layering)
+// draws the path every request takes:
+//
+//	kubectl / client-go / kubelet-sim
+//	        |  REST: /api/v1/..., /apis/<group>/<version>/...; JSON, YAML or protobuf
+//	        v
+//	apiserver    route -> negotiate -> decode and check -> registry call -> encode
+//	        |
+//	registry.Interface   the etcd-backed Store (or a watch cache in front of it)
+//	        |
+//	etcd
+//
+// Nothing but the apiserver talks to etcd: no client ever sees a key, a
+// revision number other than as resourceVersion, or an etcd error. This
+// package turns HTTP into calls on registry.Interface and the answers back
+// into HTTP, the way upstream's endpoint handlers do:
+//
+//   - Routing (requestinfo.go, rest.go): a path names a group, version,
+//     optional namespace, resource, name and subresource; the method names
+//     the verb (get, list, watch, create, update, patch, delete). Unknown
+//     paths are 404, known paths with the wrong method 405.
+//   - Negotiation (negotiate.go): the Accept header picks JSON, YAML or
+//     protobuf, or a transformed response (as=Table for kubectl get,
+//     as=PartialObjectMetadata for the metadata client); Content-Type picks
+//     the body's decoder.
+//   - Writes (rest.go, decode.go, patch.go): the body is size-limited,
+//     decoded with fieldValidation's strictness, checked against the URL
+//     (apiVersion, kind, name, namespace), and handed to the store. Update
+//     and patch run inside the store's compare-and-swap loop, so a patch is
+//     re-applied to the fresh object when another write wins the race.
+//   - Watch (watch.go): a chunked response, one frame per event, flushed at
+//     once; it ends cleanly on timeoutSeconds, client disconnect or shutdown
+//     and always stops the registry watch.
+//   - Around every request (server.go, timeout.go): panic recovery, the
+//     request deadline (504 when exceeded), metrics and -v=2 request logs.
+//
+// Discovery, OpenAPI, tables, health and metrics live in their own files
+// (discovery.go, openapi.go, table.go, health.go, metrics.go); server.go
+// wires them in.
+//
+// Invariants:
+//
+//   - Writes never go through a cache: create, update, patch and delete
+//     call the registry, whose Store writes to etcd in a transaction; the
+//     response carries the revision of that transaction.
+//   - Every error a client sees is a metav1.Status with upstream's code,
+//     reason and message, encoded in the negotiated media type (JSON when
+//     none can be negotiated) — including panics (500), deadlines (504),
+//     oversized bodies (413) and unknown media types (406, 415).
+//   - A failed request changes nothing: every check on the request runs
+//     before the registry is called.
+//   - Every watch handler stops its registry watch before returning.
+//
+// The labs in docs/labs show these through kubectl and /metrics.
+package apiserver
