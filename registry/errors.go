@@ -31,7 +31,8 @@ const (
 		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
 		"objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
 	// noSpaceAdvice tells an operator how to get out of etcd's NOSPACE alarm.
-	noSpaceAdvice = "etcd's backend quota is exhausted and it accepts only reads and deletes; " +
+	noSpaceAdvice = "etcd's backend quota is exhausted and it accepts only reads and deletes " +
+		"(the one write that crossed the quota was applied before the alarm went off); " +
 		"to recover, compact old revisions (etcdctl compact <current revision>), defragment every member " +
 		"(etcdctl defrag), then disarm the alarm (etcdctl alarm disarm), or raise --quota-backend-bytes"
 )

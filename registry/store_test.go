@@ -546,29 +546,34 @@ func TestEtcdErrorsBecomeAPIErrors(t *testing.T) {
 }
 
 // Series part 12 (M17): when etcd's quota is exhausted, writes fail with a
-// 500 that carries etcd's message and the way out, and change nothing.
+// 500 that carries etcd's message and the way out. etcd applies the one
+// write that crosses the quota (and answers NOSPACE to it); every write after
+// that is refused and changes nothing.
 func TestWriteBeyondEtcdQuotaIsInternalErrorWithRecoveryAdvice(t *testing.T) {
 	s, client := newTestStore(t, Options{}, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 2 << 20 })
 	ctx := testContext(t)
 	configMaps := mustResource(t, corev1.SchemeGroupVersion, "configmaps")
-	var err error
-	var name string
-	for i := 0; i < 100 && err == nil; i++ {
-		name = fmt.Sprintf("filler-%d", i)
+	create := func(name string) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"x": strings.Repeat("x", 900<<10)}}
-		_, err = s.Create(ctx, configMaps, "default", cm, WriteOptions{})
+		_, err := s.Create(ctx, configMaps, "default", cm, WriteOptions{})
+		return err
+	}
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		err = create(fmt.Sprintf("filler-%d", i))
 	}
 	if err == nil {
 		t.Fatal("etcd accepted 90 MB with a 2 MiB quota")
 	}
+	err = create("refused")
 	status, ok := err.(apierrors.APIStatus)
 	if !ok || status.Status().Code != http.StatusInternalServerError ||
 		!strings.Contains(err.Error(), "etcdserver: mvcc: database space exceeded") || !strings.Contains(err.Error(), "etcdctl alarm disarm") {
 		t.Fatalf("got %v, want 500 with etcd's message and recovery advice", err)
 	}
-	resp, err := client.Get(ctx, KeyFor(configMaps, "default", name))
+	resp, err := client.Get(ctx, KeyFor(configMaps, "default", "refused"))
 	if err != nil || len(resp.Kvs) != 0 {
-		t.Errorf("the refused write left key %s (err %v)", name, err)
+		t.Errorf("the refused write left its key (err %v)", err)
 	}
 }
 
