@@ -76,6 +76,8 @@ func (s *Store) Watch(ctx context.Context, res *Resource, namespace string, opts
 	}
 	w.ctx, w.cancel = context.WithCancel(ctx)
 	s.log.Debug("watch started", "prefix", w.keyPrefix, "after", w.startRev, "initial", len(initial))
+	// The watch's only goroutine: it owns w.result and closes it, and ends
+	// when w.ctx does (Stop, or the caller's ctx) or etcd ends the watch.
 	go w.run(initial)
 	return w, nil
 }
