@@ -25,8 +25,8 @@ type Cluster struct {
 	members []*Member        // in name order; fixed after Start
 	client  *clientv3.Client // nil until every member is ready
 
-	closeOnce sync.Once
-	closeErr  error // result of the first Close, returned by every later one
+	closeOnce sync.Once // makes Close run its shutdown once
+	closeErr  error     // result of the first Close, returned by every later one; written inside closeOnce
 }
 
 // Start boots cfg.Members etcd members in cfg.DataDir and returns once each

@@ -339,3 +339,64 @@ func TestDataThatWouldBeIgnoredIsRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestCloseReturnsWhileConnectionsStaySilent(t *testing.T) {
+	c, err := Start(testContext(t), testConfig(t))
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	m := c.Members()[0]
+	for _, u := range []string{m.ClientURL() + "/health", m.PeerURL() + "/members"} {
+		silent, err := net.Dial("tcp", strings.TrimPrefix(u[:strings.LastIndex(u, "/")], "http://"))
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		defer silent.Close()
+		// Each port accepts connections in order: once a later request is
+		// answered, the silent connection has been accepted.
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatalf("GET %s: %v", u, err)
+		}
+		resp.Body.Close()
+	}
+
+	closed := make(chan error, 1) // receives Close's result
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(sniffTimeout + 5*time.Second):
+		t.Fatal("Close did not return while connections stayed silent")
+	}
+}
+
+func TestCloseCutsOpenWatchesAfterTheDrainTimeout(t *testing.T) {
+	c, err := Start(testContext(t), testConfig(t))
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	watcher, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("watcher client: %v", err)
+	}
+	defer watcher.Close()
+	ctx := testContext(t)
+	wch := watcher.Watch(clientv3.WithRequireLeader(ctx), "k")
+	if _, err := c.Client().Put(ctx, "k", "v"); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if ev := <-wch; ev.Err() != nil || len(ev.Events) != 1 {
+		t.Fatalf("watch: got %+v, want one event", ev)
+	}
+
+	start := time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if took := time.Since(start); took > grpcDrainTimeout+2*time.Second {
+		t.Errorf("Close with an open watch took %s, want about the %s drain timeout", took, grpcDrainTimeout)
+	}
+}

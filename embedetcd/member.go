@@ -40,6 +40,11 @@ const (
 	// httpShutdownTimeout bounds the graceful stop of each HTTP server, as
 	// embed does for its peer listeners.
 	httpShutdownTimeout = time.Second
+	// sniffTimeout bounds how long a new client connection may take to
+	// send its first bytes, from which cmux tells gRPC from HTTP/1. cmux
+	// waits for connections it is still sniffing when it stops, so without
+	// a bound a client that connects and stays silent would hold Close.
+	sniffTimeout = time.Second
 )
 
 // gRPC keepalive settings embed.NewConfig uses. The enforcement policy
@@ -184,6 +189,7 @@ func (m *Member) startServer(sc config.ServerConfig) error {
 // client port, told apart by cmux from their first bytes.
 func (m *Member) serveClients() {
 	m.clientMux = cmux.New(m.clientLn)
+	m.clientMux.SetReadTimeout(sniffTimeout)
 	grpcLn := m.clientMux.Match(cmux.HTTP2())
 	httpLn := m.clientMux.Match(cmux.HTTP1())
 
@@ -224,7 +230,9 @@ func (m *Member) stopClients() error {
 	if m.clientMux == nil { // never served: only the listener to close
 		return ignoreClosed(m.clientLn.Close())
 	}
-	drained := make(chan struct{}) // closed when GracefulStop returns
+	drained := make(chan struct{}) // closed by the goroutine below when GracefulStop returns
+	// GracefulStop blocks until open RPCs end; run it aside so that it can
+	// be cut short. The goroutine ends before stopClients returns.
 	go func() {
 		defer close(drained)
 		m.grpcSrv.GracefulStop()
@@ -235,10 +243,8 @@ func (m *Member) stopClients() error {
 		m.grpcSrv.Stop()
 		<-drained
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
-	defer cancel()
 	// gRPC closed the client listener already (cmux's listeners share it).
-	err := ignoreClosed(m.clientHTTP.Shutdown(ctx))
+	err := shutdownHTTP(m.clientHTTP)
 	// An in-process client has no connection; Close reports only its
 	// own cancelled context.
 	if cerr := m.v3c.Close(); cerr != nil && !errors.Is(cerr, context.Canceled) {
@@ -258,15 +264,22 @@ func (m *Member) stopServer() {
 }
 
 // stopPeer stops answering peers and closes the peer listener, giving Raft
-// streams up to httpShutdownTimeout to end.
+// streams up to httpShutdownTimeout to end before they are cut.
 func (m *Member) stopPeer() error {
 	m.stopping.Store(true)
+	return shutdownHTTP(m.peerHTTP)
+}
+
+// shutdownHTTP stops srv: it closes the listener and idle connections,
+// lets busy ones finish for up to httpShutdownTimeout and then cuts them.
+func shutdownHTTP(srv *http.Server) error {
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
-	if err := m.peerHTTP.Shutdown(ctx); err != nil {
-		return errors.Join(ignoreClosed(err), ignoreClosed(m.peerHTTP.Close()))
+	err := srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
 	}
-	return nil
+	return ignoreClosed(err)
 }
 
 // wait blocks until every serving goroutine of the member has returned.
