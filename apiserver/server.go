@@ -107,7 +107,7 @@ func (s *Server) Start() error {
 			s.log.Error("apiserver stopped serving", "err", err)
 		}
 	}()
-	s.log.Info("apiserver listening", "url", "http://"+ln.Addr().String())
+	s.log.Debug("apiserver listening", "url", "http://"+ln.Addr().String())
 	return nil
 }
 
@@ -192,12 +192,16 @@ func (s *Server) recoverPanic(rec *recorder, req *http.Request) {
 	if r == nil {
 		return
 	}
-	if r == http.ErrAbortHandler {
-		panic(r)
+	p, fromHandler := r.(handlerPanic)
+	if !fromHandler {
+		p = handlerPanic{value: r, stack: debug.Stack()}
 	}
-	s.log.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", r, "stack", string(debug.Stack()))
+	if p.value == http.ErrAbortHandler {
+		panic(p.value)
+	}
+	s.log.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", p.value, "stack", string(p.stack))
 	if rec.wroteHeader {
-		return // the stream has started; ending it is all that is left
+		return // the response has started (a watch, or a 504): ending it is all that is left
 	}
 	writeError(rec, req, apierrors.NewInternalError(errors.New("this request caused the apiserver to panic; the apiserver's log has the details")))
 }

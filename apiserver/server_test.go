@@ -151,22 +151,30 @@ func TestShutdownWaitsForInFlightWrites(t *testing.T) {
 }
 
 // A panic in a handler is a 500 InternalError Status and a log line with
-// the stack; the connection survives.
+// the stack where it happened; the server goes on serving. Watches run
+// outside the deadline goroutine, so both paths are checked.
 func TestPanicInAHandlerIsAnInternalErrorStatus(t *testing.T) {
-	store := newFakeStore()
-	store.panicOn = "List"
-	ts := startTestServer(t, store)
-	resp := ts.do(t, "GET", "/api/v1/namespaces/default/pods", "")
-	status := resp.status(t)
-	if resp.code != http.StatusInternalServerError || status.Reason != metav1.StatusReasonInternalError {
-		t.Errorf("got %d %q, want 500 InternalError", resp.code, status.Reason)
-	}
-	if logs := ts.logs.String(); !strings.Contains(logs, "panic serving request") || !strings.Contains(logs, "List panics on purpose") {
-		t.Errorf("the panic was not logged:\n%s", logs)
-	}
-	store.panicOn = ""
-	if resp := ts.do(t, "GET", "/api/v1/namespaces/default/pods", ""); resp.code != http.StatusOK {
-		t.Errorf("after the panic: got %d, want 200", resp.code)
+	for _, tc := range []struct{ method, path string }{
+		{"List", "/api/v1/namespaces/default/pods"},
+		{"Watch", "/api/v1/namespaces/default/pods?watch=true"},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			store := newFakeStore()
+			store.panicOn = tc.method
+			ts := startTestServer(t, store)
+			resp := ts.do(t, "GET", tc.path, "")
+			status := resp.status(t)
+			if resp.code != http.StatusInternalServerError || status.Reason != metav1.StatusReasonInternalError {
+				t.Errorf("got %d %q, want 500 InternalError", resp.code, status.Reason)
+			}
+			logs := ts.logs.String()
+			if !strings.Contains(logs, "panic serving request") || !strings.Contains(logs, tc.method+" panics on purpose") || !strings.Contains(logs, "fakestore_test.go") {
+				t.Errorf("the panic and its origin were not logged:\n%s", logs)
+			}
+			if resp := ts.do(t, "GET", "/api/v1/namespaces/default/pods/p", ""); resp.code != http.StatusNotFound {
+				t.Errorf("after the panic: got %d, want the server still answering (404)", resp.code)
+			}
+		})
 	}
 }
 
@@ -250,6 +258,26 @@ func TestPathsAreSplitAsUpstreamDoes(t *testing.T) {
 		}
 		if _, ok := lookupResource(info); !ok {
 			t.Errorf("%s: no resource found", tc.path)
+		}
+	}
+}
+
+// Every request is counted in apiserver_request_total with upstream's
+// labels, including failed ones and requests for unknown paths (which are
+// not labelled with what they name).
+func TestRequestsAreCountedWithUpstreamLabels(t *testing.T) {
+	ts := startTestServer(t, newFakeStore())
+	ts.do(t, "GET", "/api/v1/namespaces/metrics-test/configmaps", "")
+	ts.do(t, "GET", "/api/v1/namespaces/metrics-test/configmaps/missing", "")
+	ts.do(t, "GET", "/api/v1/namespaces/metrics-test/widgets", "")
+	page := string(ts.do(t, "GET", "/metrics", "").body)
+	for _, want := range []string{
+		`apiserver_request_total{code="200",component="apiserver",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"}`,
+		`apiserver_request_total{code="404",component="apiserver",group="",resource="configmaps",scope="resource",subresource="",verb="GET",version="v1"}`,
+		`apiserver_request_total{code="404",component="apiserver",group="",resource="",scope="namespace",subresource="",verb="LIST",version=""}`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 }

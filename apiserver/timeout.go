@@ -2,8 +2,10 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,7 +36,7 @@ func requestTimeout(req *http.Request, limit time.Duration) (time.Duration, erro
 // that a handler stuck somewhere that ignores its context still gets its
 // client an answer; the goroutine is tracked in s.handlers, so Shutdown
 // waits for writes that outlive their client's patience. A panic in serve
-// is re-raised here, where the recovery in ServeHTTP catches it.
+// is re-raised here, where recoverPanic in serveHTTP catches it.
 func (s *Server) serveWithDeadline(w http.ResponseWriter, req *http.Request, serve http.HandlerFunc) {
 	timeout, err := requestTimeout(req, s.cfg.RequestTimeout)
 	if err != nil {
@@ -46,18 +48,18 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, req *http.Request, ser
 	req = req.WithContext(ctx)
 
 	tw := &timeoutWriter{w: w, header: make(http.Header)}
-	// done is closed by the handler goroutine when serve returns;
-	// panicked receives (buffered, at most once) what serve panicked with,
-	// before done is closed.
+	// done is closed by the handler goroutine when serve returns.
+	// panicked receives (buffered, at most once, before done is closed)
+	// what serve panicked with, unless the 504 was already sent.
 	done := make(chan struct{})
-	panicked := make(chan any, 1)
+	panicked := make(chan handlerPanic, 1)
 	s.handlers.Add(1)
 	go func() {
 		defer s.handlers.Done()
 		defer close(done)
 		defer func() {
 			if r := recover(); r != nil {
-				panicked <- r
+				s.passPanic(tw, req, panicked, handlerPanic{value: r, stack: debug.Stack()})
 			}
 		}()
 		serve(tw, req)
@@ -66,15 +68,38 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, req *http.Request, ser
 	select {
 	case <-done:
 	case <-ctx.Done():
-		if tw.timeOut(req) {
-			return
+		// Only the deadline is answered here. When the client went away
+		// (the context was cancelled), serve sees the same cancellation
+		// and returns on its own.
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !tw.timeOut(req) {
+			<-done // serve already started its response: let it finish
 		}
-		<-done // serve already started its response: let it finish
 	}
 	select {
 	case p := <-panicked:
-		panic(p)
+		panic(p) // recoverPanic in serveHTTP answers and logs it
 	default:
+	}
+}
+
+// handlerPanic carries a panic out of the handler goroutine, with the
+// stack where it happened.
+type handlerPanic struct {
+	value any
+	stack []byte
+}
+
+// passPanic hands a panic to serveWithDeadline, or logs it when the
+// request has already been answered with 504 and nobody is waiting.
+func (s *Server) passPanic(tw *timeoutWriter, req *http.Request, panicked chan<- handlerPanic, p handlerPanic) {
+	tw.mu.Lock()
+	late := tw.timedOut
+	if !late {
+		panicked <- p
+	}
+	tw.mu.Unlock()
+	if late {
+		s.log.Error("panic serving request after its deadline", "method", req.Method, "path", req.URL.Path, "panic", p.value, "stack", string(p.stack))
 	}
 }
 
