@@ -48,10 +48,13 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cp := &ControlPlane{cfg: cfg, logger: cfg.Logger}
-	if cp.logger == nil {
-		cp.logger = newLogger(os.Stderr, cfg.APIServer.Verbosity)
+	if cfg.Logger == nil {
+		cfg.Logger = newLogger(os.Stderr, cfg.APIServer.Verbosity)
 	}
+	if cfg.APIServer.Logger == nil {
+		cfg.APIServer.Logger = cfg.Logger
+	}
+	cp := &ControlPlane{cfg: cfg, logger: cfg.Logger}
 	defer func() {
 		if err != nil {
 			cp.Close()
