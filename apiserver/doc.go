@@ -52,5 +52,5 @@
 //     before the registry is called.
 //   - Every watch handler stops its registry watch before returning.
 //
-// The labs in docs/labs show these through kubectl and /metrics.
+// Labs in docs/labs exercise these through kubectl and /metrics.
 package apiserver

@@ -30,7 +30,7 @@ var optionsGroupVersion = schema.GroupVersion{Version: "v1"}
 // structs; a value that does not parse is 400 BadRequest.
 func decodeQuery(req *http.Request, into runtime.Object) error {
 	if err := registry.ParameterCodec.DecodeParameters(req.URL.Query(), optionsGroupVersion, into); err != nil {
-		return apierrors.NewBadRequest(err.Error())
+		return apierrors.NewBadRequest(fmt.Sprintf("the query parameters could not be parsed: %v", err))
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func (p *patcher) parse() error {
 	if p.patchType == types.JSONPatchType {
 		patch, err := jsonpatch.DecodePatch(p.patch)
 		if err != nil {
-			return apierrors.NewBadRequest(err.Error())
+			return apierrors.NewBadRequest(fmt.Sprintf(`the body of a JSON patch must be an array of operations such as [{"op":"replace","path":"/metadata/labels/app","value":"web"}]: %v`, err))
 		}
 		p.jsonPatch = patch
 		return nil
