@@ -30,6 +30,9 @@ type Server struct {
 	discovery http.Handler
 	openapi   http.Handler
 	health    http.Handler
+	// extra holds endpoints other packages add with Handle, such as
+	// /debug/watchcache. Written only before Start, read-only afterwards.
+	extra map[string]http.Handler
 
 	// stopWatches is closed (once, by endWatches) when the server shuts
 	// down; every watch handler selects on it and ends its stream.
@@ -72,8 +75,24 @@ func New(cfg Config, store registry.Interface, ready func(context.Context) error
 		discovery:   newDiscoveryHandler(registry.Resources),
 		openapi:     newOpenAPIHandler(registry.Resources),
 		health:      newHealthHandler(ready),
+		extra:       map[string]http.Handler{},
 		stopWatches: make(chan struct{}),
 	}, nil
+}
+
+// Handle serves h at path and below it (path/...), next to the Kubernetes
+// API: debug pages of other packages use it. Call it before Start; the
+// requests get the same deadline, panic recovery and metrics as the API.
+func (s *Server) Handle(path string, h http.Handler) { s.extra[path] = h }
+
+// extraHandler finds the handler added with Handle for path, if any.
+func (s *Server) extraHandler(path string) http.Handler {
+	for root, h := range s.extra {
+		if isUnder(path, root) {
+			return h
+		}
+	}
+	return nil
 }
 
 // Handler returns the server's full handler, e.g. for httptest.NewServer.
@@ -226,6 +245,8 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, info *reques
 		h = s.openapi.ServeHTTP
 	case path == "/version" || isUnder(path, "/api") || isUnder(path, "/apis"):
 		h = s.discovery.ServeHTTP
+	case s.extraHandler(path) != nil:
+		h = s.extraHandler(path).ServeHTTP
 	default:
 		h = func(w http.ResponseWriter, req *http.Request) { writeError(w, req, notFound()) }
 	}

@@ -3,8 +3,11 @@ package apiserver
 import (
 	"context"
 	"flag"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -279,5 +282,39 @@ func TestRequestsAreCountedWithUpstreamLabels(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+func TestHandleServesExtraEndpointsAndTheirSubpaths(t *testing.T) {
+	s, err := New(NewConfig(), newFakeStore(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Handle("/debug/example", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "example:"+r.URL.Path)
+	}))
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for path, want := range map[string]string{
+		"/debug/example":     "example:/debug/example",
+		"/debug/example/sub": "example:/debug/example/sub",
+	} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != want {
+			t.Errorf("GET %s = %q, want %q", path, body, want)
+		}
+	}
+	resp, err := http.Get(srv.URL + "/debug/examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /debug/examples = %d, want 404 (only the path and its subpaths are served)", resp.StatusCode)
 	}
 }
