@@ -2,65 +2,48 @@ package registry
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"minicp/embedetcd"
 )
 
-// startEtcd runs a single-member etcd in the test's temporary directory, on
-// free ports, and returns a client to it. Both stop when the test ends.
-func startEtcd(t *testing.T, configure ...func(*embed.Config)) *clientv3.Client {
+// startEtcd runs a single-member etcd (the same embedded member minicp
+// runs) in the test's temporary directory, on free ports, and returns its
+// client. Both stop when the test ends.
+func startEtcd(t *testing.T, configure ...func(*embedetcd.Config)) *clientv3.Client {
 	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	free := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{free}, []url.URL{free}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{free}, []url.URL{free}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg := embedetcd.NewConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.ClientPort, cfg.PeerPort = 0, 0
 	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "error"
+	cfg.TickMs, cfg.ElectionMs = 10, 100
 	for _, f := range configure {
-		f(cfg)
+		f(&cfg)
 	}
-	e, err := embed.StartEtcd(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cluster, err := embedetcd.Start(ctx, cfg)
 	if err != nil {
 		t.Fatalf("starting etcd: %v", err)
 	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		t.Fatalf("etcd failed: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd not ready after 30s")
-	}
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{e.Clients[0].Addr().String()},
-		DialTimeout: 5 * time.Second,
-		Logger:      zap.NewNop(),
-	})
-	if err != nil {
-		t.Fatalf("etcd client: %v", err)
-	}
 	t.Cleanup(func() {
-		if err := client.Close(); err != nil {
-			t.Logf("closing etcd client: %v", err)
+		if err := cluster.Close(); err != nil {
+			t.Logf("closing etcd: %v", err)
 		}
 	})
-	return client
+	return cluster.Client()
 }
 
 // newTestStore starts etcd and returns a Store on it with the "default"
 // namespace created.
-func newTestStore(t *testing.T, opts Options, configure ...func(*embed.Config)) (*Store, *clientv3.Client) {
+func newTestStore(t *testing.T, opts Options, configure ...func(*embedetcd.Config)) (*Store, *clientv3.Client) {
 	t.Helper()
 	client := startEtcd(t, configure...)
 	if opts.TooLargeResourceVersionWait == 0 {

@@ -13,13 +13,14 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"minicp/embedetcd"
 )
 
 // Seed section 1 (M2): objects live under upstream's keys, as protobuf
@@ -550,7 +551,7 @@ func TestEtcdErrorsBecomeAPIErrors(t *testing.T) {
 // write that crosses the quota (and answers NOSPACE to it); every write after
 // that is refused and changes nothing.
 func TestWriteBeyondEtcdQuotaIsInternalErrorWithRecoveryAdvice(t *testing.T) {
-	s, client := newTestStore(t, Options{}, func(cfg *embed.Config) { cfg.QuotaBackendBytes = 2 << 20 })
+	s, client := newTestStore(t, Options{}, func(cfg *embedetcd.Config) { cfg.QuotaBackendBytes = 2 << 20 })
 	ctx := testContext(t)
 	configMaps := mustResource(t, corev1.SchemeGroupVersion, "configmaps")
 	create := func(name string) error {
