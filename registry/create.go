@@ -77,13 +77,13 @@ func (s *Store) create(ctx context.Context, res *Resource, obj runtime.Object, o
 		}
 		return obj, nil
 	}
-	leaseOpts, err := s.leaseFor(ctx, res, obj)
+	lease, err := s.leaseFor(ctx, res, obj, 0)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data), leaseOpts...)).
+		Then(clientv3.OpPut(key, string(data), lease.opts...)).
 		Commit()
 	if err != nil {
 		return nil, storageError(err)

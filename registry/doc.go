@@ -34,10 +34,13 @@
 //     previous value of each key (to send DELETED objects and to evaluate
 //     selectors on the old state) and progress notifications (BOOKMARKs).
 //
-// Events (and, through Options.KeyTTL, any resource) are bound to an etcd
-// lease so that etcd deletes them after Options.EventTTL, as with
-// kube-apiserver's --event-ttl; leases are shared by the writes of a short
-// window, as upstream's lease manager does (see lease.go).
+// Events are bound to an etcd lease so that etcd deletes them after
+// Options.EventTTL, as with kube-apiserver's --event-ttl; leases are shared
+// by the writes of a short window, as upstream's lease manager does (see
+// lease.go). Keys that Options.KeyTTL gives a TTL (minicp's Node Leases,
+// seed section 4, M12) each get an etcd lease of their own: every write
+// reuses it and sends one KeepAlive, so the key vanishes TTL after its last
+// write (see keylease.go).
 //
 // # Invariants
 //

@@ -33,7 +33,10 @@ type Options struct {
 	EventTTL time.Duration
 	// KeyTTL, when set, binds the keys of other resources to etcd leases too:
 	// it returns the TTL for an object about to be written, or 0 for a plain
-	// key. Upstream binds only Events; minicp's Node Lease lab uses this hook.
+	// key. Each such key gets an etcd lease of its own with exactly that TTL;
+	// every write of the key reuses it and sends one KeepAlive, so the key
+	// disappears TTL after its last write (keylease.go). Upstream binds only
+	// Events; minicp binds Node Leases with it (M12).
 	KeyTTL func(res *Resource, obj runtime.Object) time.Duration
 	// MaxObjectBytes is the largest encoded object accepted (default
 	// DefaultMaxObjectBytes); set it to etcd's --max-request-bytes.
@@ -82,7 +85,8 @@ type Store struct {
 	client     *clientv3.Client
 	opts       Options
 	serializer runtime.Serializer // protobuf or JSON, per Options.StorageMediaType
-	leases     *leaseManager      // etcd leases for keys with a TTL (Events)
+	leases     *leaseManager      // shared etcd leases for Events
+	keyLeases  *keyLeases         // per-key etcd leases for keys KeyTTL binds
 	log        *slog.Logger
 }
 
@@ -106,6 +110,7 @@ func NewStore(client *clientv3.Client, opts Options) (*Store, error) {
 		opts:       opts,
 		serializer: info.Serializer,
 		leases:     newLeaseManager(client, opts.Now),
+		keyLeases:  newKeyLeases(client),
 		log:        opts.Logger,
 	}, nil
 }
@@ -181,28 +186,46 @@ func (s *Store) checkSize(key string, data []byte) error {
 	return nil
 }
 
-// leaseFor returns the etcd put options that bind obj's key to a lease,
-// or none when the resource's keys have no TTL.
-func (s *Store) leaseFor(ctx context.Context, res *Resource, obj runtime.Object) ([]clientv3.OpOption, error) {
-	ttl := s.ttlFor(res, obj)
+// leaseFor returns how a write of obj binds its key: Events to the shared
+// lease of EventTTL (upstream's --event-ttl), keys Options.KeyTTL gives a
+// TTL to a lease of their own (keylease.go), everything else to none.
+// current is the lease the key is bound to now, 0 for a new key.
+func (s *Store) leaseFor(ctx context.Context, res *Resource, obj runtime.Object, current clientv3.LeaseID) (leaseBinding, error) {
+	if res.GroupVersion.Group == "" && res.Name == "events" {
+		id, err := s.leases.get(ctx, s.opts.EventTTL)
+		if err != nil {
+			return leaseBinding{}, storageError(err)
+		}
+		return leaseBinding{opts: []clientv3.OpOption{clientv3.WithLease(id)}}, nil
+	}
+	if s.opts.KeyTTL == nil {
+		return leaseBinding{}, nil
+	}
+	ttl := s.opts.KeyTTL(res, obj)
 	if ttl <= 0 {
-		return nil, nil
+		return leaseBinding{}, nil
 	}
-	id, err := s.leases.get(ctx, ttl)
+	b, err := s.keyLeases.binding(ctx, current, ttl)
 	if err != nil {
-		return nil, storageError(err)
+		return leaseBinding{}, storageError(err)
 	}
-	return []clientv3.OpOption{clientv3.WithLease(id)}, nil
+	return b, nil
 }
 
-// ttlFor is the TTL of obj's key: EventTTL for Events (upstream's
-// --event-ttl), whatever Options.KeyTTL says for the rest.
-func (s *Store) ttlFor(res *Resource, obj runtime.Object) time.Duration {
-	if res.GroupVersion.Group == "" && res.Name == "events" {
-		return s.opts.EventTTL
+// renewLease sends the KeepAlive of a write that reused its key's lease,
+// and reports whether the lease turned out to be gone: it had expired when
+// the write was applied, etcd has since revoked it, and the key went with
+// it (etcd answers a KeepAlive of an expired lease only once the revoke is
+// applied). Any other failure is logged: the write is applied, and the
+// lease lives on until its TTL.
+func (s *Store) renewLease(ctx context.Context, key string, b leaseBinding) (lost bool) {
+	err := s.keyLeases.keepAlive(ctx, b)
+	if isLeaseNotFound(err) {
+		s.log.Info("a key's etcd lease expired as it was written; binding it to a new lease", "key", key, "lease", b.keepAlive)
+		return true
 	}
-	if s.opts.KeyTTL != nil {
-		return s.opts.KeyTTL(res, obj)
+	if err != nil {
+		s.log.Warn("keep-alive of a key's etcd lease failed after its write", "key", key, "lease", b.keepAlive, "err", err)
 	}
-	return 0
+	return false
 }

@@ -17,6 +17,8 @@ type storedState struct {
 	obj  runtime.Object // decoded and stamped with rev; nil when the key is absent
 	data []byte
 	rev  int64 // the key's mod revision; 0 when absent
+	// lease is the etcd lease the key is bound to; 0 for none.
+	lease clientv3.LeaseID
 }
 
 // stateFrom decodes the result of a single-key read.
@@ -28,7 +30,7 @@ func (s *Store) stateFrom(res *Resource, kvs []*mvccpb.KeyValue) (*storedState, 
 	if err != nil {
 		return nil, err
 	}
-	return &storedState{obj: obj, data: kvs[0].Value, rev: kvs[0].ModRevision}, nil
+	return &storedState{obj: obj, data: kvs[0].Value, rev: kvs[0].ModRevision, lease: clientv3.LeaseID(kvs[0].Lease)}, nil
 }
 
 // readState reads a key's current state with a quorum read.
@@ -106,13 +108,13 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		}
 		return newObj, creating, nil, nil
 	}
-	leaseOpts, err := s.leaseFor(ctx, res, newObj)
+	lease, err := s.leaseFor(ctx, res, newObj, state.lease)
 	if err != nil {
 		return nil, false, nil, err
 	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
-		Then(clientv3.OpPut(key, string(data), leaseOpts...)).
+		Then(clientv3.OpPut(key, string(data), lease.opts...)).
 		Else(clientv3.OpGet(key)).
 		Commit()
 	if err != nil {
@@ -120,6 +122,15 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 	}
 	if !resp.Succeeded {
 		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		return nil, false, fresh, nil
+	}
+	if s.renewLease(ctx, key, lease) {
+		// The lease had run out just before the write, and etcd has now
+		// deleted the key with it: write again, onto a fresh lease.
+		fresh, err := s.readState(ctx, res, key)
 		if err != nil {
 			return nil, false, nil, err
 		}
