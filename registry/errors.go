@@ -117,3 +117,18 @@ func tooLargeResourceVersion(minimum, current int64) error {
 func watchTooOld(rv, compactRev int64) *apierrors.StatusError {
 	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, compactRev-1))
 }
+
+// NotFound is the 404 of a missing object: `pods "x" not found`.
+func NotFound(res *Resource, name string) error { return notFound(res, name) }
+
+// TooLargeResourceVersion is the 504 (with cause ResourceVersionTooLarge and
+// Retry-After 1) of a read asking for a revision not reached yet.
+func TooLargeResourceVersion(minimum, current int64) error {
+	return tooLargeResourceVersion(minimum, current)
+}
+
+// WatchTooOld is the 410 Expired "too old resource version: rv (oldest-1)"
+// of a watch whose start is no longer available; oldest is the first
+// revision whose events still are (etcd's compaction revision, or the first
+// event a watch cache still holds).
+func WatchTooOld(rv, oldest int64) *apierrors.StatusError { return watchTooOld(rv, oldest) }

@@ -227,3 +227,19 @@ func validateListOptions(opts ListOptions, watch bool) error {
 	}
 	return nil
 }
+
+// ValidateListOptions applies upstream's rules on combinations of list (or,
+// with watch, watch) options: 422 Invalid on ListOptions.
+func ValidateListOptions(opts ListOptions, watch bool) error { return validateListOptions(opts, watch) }
+
+// KeyPrefix is the etcd key prefix a LIST or WATCH of res in namespace ("":
+// all) ranges over, ending with "/".
+func KeyPrefix(res *Resource, namespace string) string { return keyPrefixFor(res, namespace) }
+
+// CurrentRevision returns etcd's current revision with one linearizable,
+// count-only read: the cheap "what is now" a consistent read from the watch
+// cache waits for.
+func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
+	rev, err := s.currentRevision(ctx)
+	return rev, storageError(err)
+}

@@ -89,3 +89,17 @@ func clearResourceVersion(obj runtime.Object) error {
 	m.SetSelfLink("")
 	return nil
 }
+
+// The exported forms below let the watch cache (package watchcache) read and
+// stamp resourceVersions exactly as the Store does, without a second copy of
+// the rules.
+
+// ParseResourceVersion parses a resourceVersion a client sent: "" and "0"
+// give 0; anything but a non-negative integer is upstream's 400.
+func ParseResourceVersion(rv string) (int64, error) { return resourceVersionToRevision(rv) }
+
+// StampObject sets an object's resourceVersion to the revision rev.
+func StampObject(obj runtime.Object, rev int64) error { return stampObject(obj, rev) }
+
+// StampList sets a list's resourceVersion to the revision it was read at.
+func StampList(list runtime.Object, rev int64) error { return stampList(list, rev) }

@@ -99,3 +99,27 @@ func selectableFields(res *Resource, obj runtime.Object) fields.Set {
 	}
 	return set
 }
+
+// Predicate is a LIST or WATCH's label and field selectors, checked against
+// the fields upstream makes selectable for the resource. The watch cache
+// filters with it so that it selects exactly what the Store selects.
+type Predicate struct{ p *predicate }
+
+// NewPredicate validates the selectors (400 `field label not supported: x`
+// for a field the kind does not have); nil selectors select everything.
+func NewPredicate(res *Resource, label labels.Selector, field fields.Selector) (Predicate, error) {
+	p, err := newPredicate(res, label, field)
+	return Predicate{p}, err
+}
+
+// Matches reports whether obj is selected.
+func (p Predicate) Matches(obj runtime.Object) bool { return p.p.matches(obj) }
+
+// Empty reports whether every object is selected.
+func (p Predicate) Empty() bool { return p.p.empty() }
+
+// RequiresExactField returns the value the field selector requires field to
+// have, if it requires one ("spec.nodeName=node-1" -> "node-1", true).
+func (p Predicate) RequiresExactField(field string) (string, bool) {
+	return p.p.field.RequiresExactMatch(field)
+}

@@ -251,3 +251,16 @@ func (w *etcdWatch) sendError(err error) {
 	s := status.Status()
 	w.send(watch.Event{Type: watch.Error, Object: &s})
 }
+
+// RequestWatchProgress asks etcd for a progress notification on every
+// watch of the gRPC stream that ctx's metadata selects: each such watch
+// with allowWatchBookmarks then gets a BOOKMARK at etcd's current revision,
+// once it has delivered everything up to it. Watch opens its etcd watch
+// with clientv3.WithRequireLeader(ctx), so passing the same ctx (or one with
+// the same gRPC metadata) here reaches that watch. etcd answers only when
+// every watch of the stream is in sync; callers retry while they need it.
+// The watch cache uses this to learn that it is current when its resource
+// has no writes (upstream's RequestWatchProgress).
+func (s *Store) RequestWatchProgress(ctx context.Context) error {
+	return storageError(s.client.RequestProgress(clientv3.WithRequireLeader(ctx)))
+}
