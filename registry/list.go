@@ -175,7 +175,8 @@ func (s *Store) readPage(ctx context.Context, q *listQuery, size int64) (*client
 	err := s.readNotOlderThan(ctx, q.minRev, read)
 	if errors.Is(err, rpctypes.ErrFutureRev) {
 		// Asked to read at a revision etcd has not reached: wait for it.
-		if err = s.readNotOlderThan(ctx, q.atRev, s.currentRevision); err == nil {
+		current := func(ctx context.Context) (int64, error) { return s.currentRevisionOf(ctx, q.res) }
+		if err = s.readNotOlderThan(ctx, q.atRev, current); err == nil {
 			_, err = read(ctx)
 		}
 	}
@@ -200,9 +201,23 @@ func (s *Store) listError(err error, q *listQuery) error {
 	return status
 }
 
-// currentRevision asks etcd (with a quorum read of one key) for its revision.
+// currentRevision asks the main etcd cluster (with a quorum read of one
+// key) for its revision.
 func (s *Store) currentRevision(ctx context.Context) (int64, error) {
-	resp, err := s.client.Get(ctx, "/registry", clientv3.WithCountOnly())
+	return s.revisionAt(ctx, "/registry")
+}
+
+// currentRevisionOf asks the etcd cluster that holds res's keys for its
+// revision: with --etcd-servers-overrides, events live in a cluster whose
+// revisions count that cluster's writes only.
+func (s *Store) currentRevisionOf(ctx context.Context, res *Resource) (int64, error) {
+	return s.revisionAt(ctx, keyPrefixFor(res, ""))
+}
+
+// revisionAt reads the revision of the cluster holding key, with a
+// count-only quorum read of that one key.
+func (s *Store) revisionAt(ctx context.Context, key string) (int64, error) {
+	resp, err := s.client.Get(ctx, key, clientv3.WithCountOnly())
 	if err != nil {
 		return 0, err
 	}
@@ -241,5 +256,13 @@ func KeyPrefix(res *Resource, namespace string) string { return keyPrefixFor(res
 // cache waits for.
 func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
 	rev, err := s.currentRevision(ctx)
+	return rev, storageError(err)
+}
+
+// CurrentRevisionOf is CurrentRevision for the etcd cluster that holds
+// res's keys, which differs from the main one for resources moved by
+// Options.EtcdOverrides (events).
+func (s *Store) CurrentRevisionOf(ctx context.Context, res *Resource) (int64, error) {
+	rev, err := s.currentRevisionOf(ctx, res)
 	return rev, storageError(err)
 }

@@ -45,6 +45,15 @@ type Options struct {
 	// resourceVersion newer than etcd's current revision waits for etcd to
 	// catch up before failing with 504 (default 3s, as upstream's cache).
 	TooLargeResourceVersionWait time.Duration
+	// EtcdOverrides stores some resources in other etcd clusters, as
+	// kube-apiserver's --etcd-servers-overrides does (seed section 3, M10:
+	// events on their own etcd). Their keys, watches and leases go to the
+	// given client; everything else to the Store's main client. The Store
+	// does not own these clients.
+	EtcdOverrides map[schema.GroupResource]*clientv3.Client
+	// Faults, when set, is asked before every etcd request, and may delay
+	// or fail it (fault injection for the triage labs, etcdclient.go).
+	Faults FaultHook
 	// Now is the clock for creationTimestamp and lease reuse (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -82,6 +91,8 @@ func (o *Options) setDefaults() error {
 // Store is the etcd-backed implementation of Interface: every call is one or
 // a few etcd requests, with no cache in between.
 type Store struct {
+	// client reaches every etcd cluster the Store uses, routing each key
+	// to its cluster, with faults and metrics (etcdclient.go).
 	client     *clientv3.Client
 	opts       Options
 	serializer runtime.Serializer // protobuf or JSON, per Options.StorageMediaType
@@ -105,17 +116,25 @@ func NewStore(client *clientv3.Client, opts Options) (*Store, error) {
 	if !ok {
 		return nil, fmt.Errorf("registry: no serializer for %q", opts.StorageMediaType)
 	}
+	backends, err := newEtcdBackends(client, opts.EtcdOverrides, opts.Faults)
+	if err != nil {
+		return nil, err
+	}
+	measured := backends.client(client)
+	events, _ := Lookup(coreV1.WithResource("events"))
 	return &Store{
-		client:     client,
+		client:     measured,
 		opts:       opts,
 		serializer: info.Serializer,
-		leases:     newLeaseManager(client, opts.Now),
-		keyLeases:  newKeyLeases(client),
+		leases:     newLeaseManager(backends.client(backends.leaseClient(events)), opts.Now),
+		keyLeases:  newKeyLeases(measured),
 		log:        opts.Logger,
 	}, nil
 }
 
-// Client returns the etcd client the Store writes through.
+// Client returns the etcd client the Store writes through: it routes each
+// key to its cluster (EtcdOverrides), passes the fault hook and records
+// etcd_request_duration_seconds. Its Lease requests go to the main cluster.
 func (s *Store) Client() *clientv3.Client { return s.client }
 
 // Codec returns the codec objects of res are stored with: it encodes to the

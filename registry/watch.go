@@ -70,7 +70,7 @@ func (s *Store) Watch(ctx context.Context, res *Resource, namespace string, opts
 		initial, w.startRev = resp.Kvs, resp.Header.Revision
 		w.endBookmark = opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks
 	case rev == 0:
-		if w.startRev, err = s.currentRevision(ctx); err != nil {
+		if w.startRev, err = s.currentRevisionOf(ctx, res); err != nil {
 			return nil, storageError(err)
 		}
 	}
