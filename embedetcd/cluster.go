@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,9 +22,16 @@ const startTimeout = time.Minute
 // Cluster is a running set of in-process etcd members and one client over
 // all of them. Start creates it; Close stops it.
 type Cluster struct {
-	cfg     Config
-	members []*Member        // in name order; fixed after Start
-	client  *clientv3.Client // nil until every member is ready
+	cfg    Config
+	client *clientv3.Client // nil until every member is ready
+
+	// opMu serialises the operations that start or stop members
+	// (StopMember, RestartMember, Close). Lock order: opMu, then mu.
+	opMu sync.Mutex
+	// mu guards members: RestartMember puts a new *Member in the place of
+	// the stopped one. Held only to read or swap entries.
+	mu      sync.Mutex
+	members []*Member // in name order
 
 	closeOnce sync.Once // makes Close run its shutdown once
 	closeErr  error     // result of the first Close, returned by every later one; written inside closeOnce
@@ -56,7 +64,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	defer cancel()
 
 	for i, name := range cfg.memberNames() {
-		m, err := listenMember(&c.cfg, i, name)
+		m, err := listenMember(&c.cfg, name, memberPort(cfg.ClientPort, i), memberPort(cfg.PeerPort, i))
 		if err != nil {
 			return nil, err
 		}
@@ -158,18 +166,19 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// waitLeader polls, once per Raft heartbeat, until every member names the
-// same leader.
+// waitLeader polls, once per Raft heartbeat, until every running member
+// names the same leader.
 func (c *Cluster) waitLeader(ctx context.Context) error {
 	tick := time.NewTicker(time.Duration(c.cfg.TickMs) * time.Millisecond)
 	defer tick.Stop()
 	for {
-		lead := c.members[0].srv.Leader()
-		agreed := lead != 0
-		for _, m := range c.members[1:] {
-			agreed = agreed && m.srv.Leader() == lead
+		leaders := map[types.ID]bool{}
+		for _, m := range c.Members() {
+			if m.Running() {
+				leaders[m.srv.Leader()] = true
+			}
 		}
-		if agreed {
+		if len(leaders) == 1 && !leaders[0] {
 			return nil
 		}
 		select {
@@ -182,9 +191,9 @@ func (c *Cluster) waitLeader(ctx context.Context) error {
 
 // Endpoints returns the members' client URLs, e.g. "http://127.0.0.1:2379".
 func (c *Cluster) Endpoints() []string {
-	eps := make([]string, len(c.members))
-	for i, m := range c.members {
-		eps[i] = m.ClientURL()
+	var eps []string
+	for _, m := range c.Members() {
+		eps = append(eps, m.ClientURL())
 	}
 	return eps
 }
@@ -193,8 +202,13 @@ func (c *Cluster) Endpoints() []string {
 // callers must not close it.
 func (c *Cluster) Client() *clientv3.Client { return c.client }
 
-// Members returns the members in name order.
-func (c *Cluster) Members() []*Member { return c.members }
+// Members returns the members in name order. After RestartMember the
+// restarted member is a new *Member: call Members again.
+func (c *Cluster) Members() []*Member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.members)
+}
 
 // Close stops the cluster and waits for every goroutine Start started. It
 // is safe to call more than once; later calls return the first result.
@@ -209,28 +223,33 @@ func (c *Cluster) Members() []*Member { return c.members }
 //  4. stop serving peers and close the peer listeners, allowing up to a
 //     second for Raft streams to end;
 //  5. wait for the serving goroutines of every member to return.
+//
+// Members already stopped by StopMember are skipped.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() {
+		c.opMu.Lock()
+		defer c.opMu.Unlock()
+		members := slices.DeleteFunc(c.Members(), func(m *Member) bool { return m.stopped })
 		var errs []error
 		if c.client != nil {
 			if err := c.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
 				errs = append(errs, fmt.Errorf("closing the etcd client: %w", err))
 			}
 		}
-		for _, m := range c.members {
+		for _, m := range members {
 			if err := m.stopClients(); err != nil {
 				errs = append(errs, fmt.Errorf("etcd member %s: stopping client service: %w", m.name, err))
 			}
 		}
-		for _, m := range c.members {
+		for _, m := range members {
 			m.stopServer()
 		}
-		for _, m := range c.members {
+		for _, m := range members {
 			if err := m.stopPeer(); err != nil {
 				errs = append(errs, fmt.Errorf("etcd member %s: stopping peer service: %w", m.name, err))
 			}
 		}
-		for _, m := range c.members {
+		for _, m := range members {
 			m.wait()
 		}
 		c.closeErr = errors.Join(errs...)

@@ -36,6 +36,15 @@
 //  5. Open the shared client, wait until all members name the same
 //     leader, and check a quorum read.
 //
+// # Cluster operations
+//
+// Status reports, per member, what `etcdctl endpoint status` shows (leader,
+// Raft term and index, revision, database size) plus the compacted
+// revision, and the cluster's alarms. MoveLeader hands leadership to a
+// named member (etcdctl move-leader). StopMember stops one member as a
+// crash would, keeping its data; RestartMember brings it back on the same
+// URLs, and it catches up from the leader.
+//
 // # Invariants
 //
 //   - A member keeps its data in DataDir/<member name>; a restart keeps all
@@ -43,7 +52,10 @@
 //   - Client serving starts only after the server is ready, as in embed.
 //   - Start either returns a running cluster or stops everything it began.
 //   - Close stops members in a fixed order (see Cluster.Close) and returns
-//     only when every goroutine this package started has returned.
+//     only when every goroutine this package started has returned; members
+//     stopped earlier by StopMember are already down and skipped.
+//   - A restarted member is a new *Member with the old name, ID, URLs and
+//     data directory; a stopped *Member is never started again.
 //   - etcd's metrics stay in Prometheus' default registry; the apiserver's
 //     /metrics serves them, and so does each member's client port.
 //   - The watch progress notify interval is process-wide in etcd: the last

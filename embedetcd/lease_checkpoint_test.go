@@ -102,24 +102,16 @@ func waitForTTL(ctx context.Context, t *testing.T, cli *clientv3.Client, id clie
 // and waits until every member follows the new one.
 func moveLeader(ctx context.Context, t *testing.T, c *Cluster) {
 	t.Helper()
-	var leader, next *Member
-	for _, m := range c.Members() {
-		if m.Server().Leader() == m.Server().ID() {
-			leader = m
-		} else if next == nil {
-			next = m
+	for _, m := range c.Status().Members {
+		if !m.IsLeader {
+			if err := c.MoveLeader(ctx, m.Name); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Status().Leader; got != m.Name {
+				t.Fatalf("leader after the move: got %q, want %q", got, m.Name)
+			}
+			return
 		}
 	}
-	if leader == nil || next == nil {
-		t.Fatalf("no leader or no follower among %d members", len(c.Members()))
-	}
-	if err := leader.Server().MoveLeader(ctx, uint64(leader.Server().ID()), uint64(next.Server().ID())); err != nil {
-		t.Fatalf("MoveLeader %s -> %s: %v", leader.Name(), next.Name(), err)
-	}
-	if err := c.waitLeader(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Members()[0].Server().Leader(); got != next.Server().ID() {
-		t.Fatalf("leader after the move: got %x, want %x", got, next.Server().ID())
-	}
+	t.Fatal("no follower to move the leader to")
 }

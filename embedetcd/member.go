@@ -88,6 +88,10 @@ type Member struct {
 	// stopping is set when shutdown begins; a serving goroutine that
 	// returns after that has not failed.
 	stopping atomic.Bool
+	// stopped is set by stop, under the cluster's opMu, once the member is
+	// down; a stopped member is never started again (RestartMember makes a
+	// new one). Read only under opMu.
+	stopped bool
 	// wg counts the serving goroutines (peer HTTP, client mux, gRPC,
 	// client HTTP); wait blocks on it.
 	wg sync.WaitGroup
@@ -102,14 +106,43 @@ func (m *Member) ClientURL() string { return m.clientURL.String() }
 // PeerURL returns the URL other members send Raft traffic to.
 func (m *Member) PeerURL() string { return m.peerURL.String() }
 
-// Server returns the running etcd server, for cluster operations such as
+// Server returns the member's etcd server, for cluster operations such as
 // MoveLeader, Leader or the lessor's state.
 func (m *Member) Server() *etcdserver.EtcdServer { return m.srv }
 
-// listenMember binds member i's client and peer listeners and starts
-// answering peers (with 503 until the etcd server exists).
-func listenMember(c *Config, i int, name string) (*Member, error) {
-	clientLn, err := listenTCP(c.Host, memberPort(c.ClientPort, i), "client")
+// ID returns the member's ID, as etcdctl prints it in hex.
+func (m *Member) ID() uint64 { return uint64(m.srv.ID()) }
+
+// Running reports whether the member's server is up: it was started and
+// neither StopMember nor Close has stopped it.
+func (m *Member) Running() bool {
+	if m.srv == nil {
+		return false
+	}
+	select {
+	case <-m.srv.StopNotify():
+		return false
+	default:
+		return true
+	}
+}
+
+// stop takes the member down, in the order Cluster.Close uses for all
+// members at once: clients, server, peers, then waits for its goroutines.
+func (m *Member) stop() error {
+	errs := []error{m.stopClients()}
+	m.stopServer()
+	errs = append(errs, m.stopPeer())
+	m.wait()
+	m.stopped = true
+	return errors.Join(errs...)
+}
+
+// listenMember binds a member's client and peer listeners on the given
+// ports (0: free ones) and starts answering peers (with 503 until the etcd
+// server exists).
+func listenMember(c *Config, name string, clientPort, peerPort int) (*Member, error) {
+	clientLn, err := listenTCP(c.Host, clientPort, "client")
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +150,7 @@ func listenMember(c *Config, i int, name string) (*Member, error) {
 	// peer connections in per-read deadlines, which defeat net/http's abort
 	// of its background read: every peer request would then linger until
 	// the next one arrives or the deadline passes.
-	peerLn, err := listenTCP(c.Host, memberPort(c.PeerPort, i), "peer")
+	peerLn, err := listenTCP(c.Host, peerPort, "peer")
 	if err != nil {
 		return nil, errors.Join(err, clientLn.Close())
 	}
