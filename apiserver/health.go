@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -21,7 +22,9 @@ import (
 //
 // Each check is also served alone (/readyz/etcd, /livez/ping). ?verbose
 // lists every check, ?exclude=<name> skips one. A failing endpoint answers
-// 500 and names the failed check without its reason, which goes to the log.
+// 500 and names the failed check without its reason, which goes to the log,
+// unless the error has a PublicReason() string method: then that reason is
+// shown (minicp's etcd check uses it to name a raised etcd alarm).
 
 // readyCheckTimeout bounds one call of the ready function.
 const readyCheckTimeout = 2 * time.Second
@@ -80,7 +83,7 @@ func (ep healthEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if err := c.check(r); err != nil {
 			slog.Debug("health check failed", "endpoint", ep.name, "check", c.name, "err", err)
-			fmt.Fprintf(&report, "[-]%s failed: reason withheld\n", c.name)
+			fmt.Fprintf(&report, "[-]%s failed: %s\n", c.name, publicReason(err))
 			failed = append(failed, c.name)
 			continue
 		}
@@ -110,6 +113,16 @@ func (c healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = fmt.Fprint(w, "ok") // the client went away; nothing to do
+}
+
+// publicReason is what a failed check's line says: "reason withheld", as
+// upstream, unless the error offers a reason meant to be shown.
+func publicReason(err error) string {
+	var public interface{ PublicReason() string }
+	if errors.As(err, &public) {
+		return public.PublicReason()
+	}
+	return "reason withheld"
 }
 
 func setPlainText(w http.ResponseWriter) {

@@ -10,6 +10,7 @@ import (
 
 	"minicp/apiserver"
 	"minicp/embedetcd"
+	"minicp/registry"
 )
 
 // Storage media types accepted by --storage-media-type.
@@ -32,6 +33,9 @@ type Config struct {
 	// EventTTL is the TTL of the etcd lease every Event key is bound to
 	// (upstream --event-ttl).
 	EventTTL time.Duration
+	// EtcdCompactionInterval is how often the apiserver compacts etcd
+	// (upstream --etcd-compaction-interval); 0 disables it.
+	EtcdCompactionInterval time.Duration
 
 	Etcd      embedetcd.Config
 	APIServer apiserver.Config
@@ -44,11 +48,12 @@ type Config struct {
 // NewConfig returns the defaults a learner gets from `go run ./cmd/minicp`.
 func NewConfig() Config {
 	return Config{
-		DataDir:          "./minicp-data",
-		StorageMediaType: MediaTypeProtobuf,
-		EventTTL:         time.Hour,
-		Etcd:             embedetcd.NewConfig(),
-		APIServer:        apiserver.NewConfig(),
+		DataDir:                "./minicp-data",
+		StorageMediaType:       MediaTypeProtobuf,
+		EventTTL:               time.Hour,
+		EtcdCompactionInterval: registry.DefaultCompactionInterval,
+		Etcd:                   embedetcd.NewConfig(),
+		APIServer:              apiserver.NewConfig(),
 	}
 }
 
@@ -61,6 +66,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&c.StorageMediaType, "storage-media-type", c.StorageMediaType, "encoding of objects stored in etcd: "+MediaTypeProtobuf+" or "+MediaTypeJSON)
 	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "how long events are retained: each Event key is bound to an etcd lease of this TTL")
+	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often the apiserver compacts etcd's history (taking turns with other apiservers through compact_rev_key); 0 disables it")
 	c.Etcd.AddFlags(fs)
 	c.APIServer.AddFlags(fs)
 }
@@ -78,6 +84,9 @@ func (c *Config) Validate() error {
 	}
 	if c.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", c.EventTTL))
+	}
+	if c.EtcdCompactionInterval < 0 {
+		errs = append(errs, fmt.Errorf("--etcd-compaction-interval must not be negative (0 disables compaction), got %s", c.EtcdCompactionInterval))
 	}
 	if c.embedded() {
 		etcd := c.Etcd

@@ -32,6 +32,7 @@ type ControlPlane struct {
 	etcd       *embedetcd.Cluster // nil with --etcd-servers
 	etcdClient *clientv3.Client   // owned by etcd when embedded, by us otherwise
 	store      *registry.Store
+	compactor  *registry.Compactor // the apiserver's etcd compactor (compaction.go)
 	api        *apiserver.Server
 
 	kubeconfig string
@@ -78,6 +79,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}
+	cp.startCompactor()
 	cp.api, err = apiserver.New(cfg.APIServer, cp.store, cp.etcdReady)
 	if err != nil {
 		return nil, err
@@ -105,7 +107,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 			return fmt.Errorf("connecting to --etcd-servers %v: %w", cp.cfg.EtcdServers, err)
 		}
 		cp.etcdClient = c
-		if err := cp.etcdReady(ctx); err != nil {
+		if err := cp.etcdReachable(ctx); err != nil {
 			return fmt.Errorf("etcd at %v is not answering: %w", cp.cfg.EtcdServers, err)
 		}
 		return nil
@@ -121,8 +123,17 @@ func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 	return nil
 }
 
-// etcdReady is the apiserver's readiness check: etcd answers a quorum read.
+// etcdReady is the apiserver's readiness check: etcd answers a quorum read
+// and has no alarm raised (alarms.go).
 func (cp *ControlPlane) etcdReady(ctx context.Context) error {
+	if err := cp.etcdReachable(ctx); err != nil {
+		return err
+	}
+	return cp.checkEtcdAlarms(ctx)
+}
+
+// etcdReachable checks that etcd answers a quorum read.
+func (cp *ControlPlane) etcdReachable(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_, err := cp.etcdClient.Get(ctx, "health")
@@ -130,10 +141,14 @@ func (cp *ControlPlane) etcdReady(ctx context.Context) error {
 }
 
 // ensureNamespaces creates the namespaces every cluster starts with; on a
-// restart they exist already and are left untouched.
+// restart they exist already and are only read, so that minicp also starts
+// on an etcd whose NOSPACE alarm refuses writes.
 func (cp *ControlPlane) ensureNamespaces(ctx context.Context) error {
 	res, _ := registry.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	for _, name := range DefaultNamespaces {
+		if _, err := cp.store.Get(ctx, res, "", name, registry.GetOptions{}); err == nil {
+			continue
+		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		_, err := cp.store.Create(ctx, res, "", ns, registry.WriteOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -165,7 +180,8 @@ func (cp *ControlPlane) EtcdEndpoints() []string {
 
 // Close shuts the control plane down gracefully, in this order:
 //  1. the apiserver stops accepting requests, ends open watches and waits
-//     for in-flight requests, so every acknowledged write is in etcd;
+//     for in-flight requests, so every acknowledged write is in etcd; then
+//     the compactor stops;
 //  2. the etcd client is closed (only when minicp opened it itself);
 //  3. the embedded etcd members stop, flushing their data.
 //
@@ -178,6 +194,7 @@ func (cp *ControlPlane) Close() error {
 			errs = append(errs, cp.api.Shutdown(ctx))
 			cancel()
 		}
+		cp.stopCompactor()
 		if cp.etcd == nil && cp.etcdClient != nil {
 			errs = append(errs, cp.etcdClient.Close())
 		}
