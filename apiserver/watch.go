@@ -138,7 +138,12 @@ func (e *watchEncoder) encode(w http.ResponseWriter, event watch.Event) error {
 // events carry a Status, which is never transformed.
 func (e *watchEncoder) transform(event watch.Event) (runtime.Object, schema.GroupVersion, error) {
 	if _, isStatus := event.Object.(*metav1.Status); isStatus || e.out.as == "" {
+		// A watch cache event's object is a runtime.CacheableObject shared
+		// by every watcher: the encoder encodes it once per media type.
 		return event.Object, e.res.GroupVersion, nil
+	}
+	if co, ok := event.Object.(runtime.CacheableObject); ok {
+		event.Object = co.GetObject() // a private copy to build a Table or metadata from
 	}
 	if e.out.as != asTable {
 		partial, err := asPartial(event.Object)

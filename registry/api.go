@@ -26,6 +26,9 @@ type Interface interface {
 	List(ctx context.Context, res *Resource, namespace string, opts ListOptions) (runtime.Object, error)
 	// Watch streams events after opts.ResourceVersion (see ListOptions). The
 	// watch ends when ctx is done or Stop is called; its result channel is then closed.
+	// An event's object may be a runtime.CacheableObject (the watch cache
+	// shares one per event among all watchers, so that it is encoded once per
+	// media type): encode it as it is, or call GetObject for a private copy.
 	Watch(ctx context.Context, res *Resource, namespace string, opts ListOptions) (watch.Interface, error)
 	// Create stores a new object and returns it as stored, with its
 	// resourceVersion set to the revision of the creating transaction.
