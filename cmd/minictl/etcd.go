@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"minicp/embedetcd"
 	"minicp/registry"
 )
 
@@ -90,6 +91,11 @@ func etcdStatus(ctx context.Context, client *clientv3.Client, out io.Writer) err
 		fmt.Fprintf(out, "db size:        %d bytes (in use %d)\n", st.DbSize, st.DbSizeInUse)
 		fmt.Fprintf(out, "version:        %s\n\n", st.Version)
 	}
+	compacted, err := embedetcd.CompactedRevision(ctx, client)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "compacted:      %d   (revisions below it are gone; 0 = never compacted)\n", compacted)
 	alarms, err := client.AlarmList(ctx)
 	if err != nil {
 		return err

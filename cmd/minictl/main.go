@@ -26,6 +26,11 @@ const usage = `minictl: look at what minicp stores in etcd
 Usage:
   minictl [--endpoints URLS] etcd get [--prefix] [--keys-only] [--rev N] KEY
   minictl [--endpoints URLS] etcd status
+  minictl [--endpoints URLS] etcd compact REVISION | --keep N
+  minictl [--endpoints URLS] etcd defrag
+  minictl [--endpoints URLS] etcd alarm list|disarm
+  minictl [--endpoints URL]  snapshot save FILE
+  minictl snapshot restore FILE --data-dir DIR [--bump-revision N --mark-compacted]
 
 Global flags:
 `
@@ -49,6 +54,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	rest := fs.Args()
+	if len(rest) > 0 && rest[0] == "snapshot" {
+		return snapshotCommand(ctx, splitComma(*endpoints), rest[1:], out)
+	}
 	if len(rest) < 2 || rest[0] != "etcd" {
 		fs.Usage()
 		return errUsage
@@ -68,6 +76,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return etcdGet(ctx, client, rest[2:], out)
 	case "status":
 		return etcdStatus(ctx, client, out)
+	case "compact":
+		return etcdCompact(ctx, client, rest[2:], out)
+	case "defrag":
+		return etcdDefrag(ctx, client, out)
+	case "alarm":
+		return etcdAlarm(ctx, client, rest[2:], out)
 	default:
 		fs.Usage()
 		return fmt.Errorf("unknown command %q: %w", "etcd "+rest[1], errUsage)
