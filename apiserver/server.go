@@ -194,6 +194,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			group, version, resource, subresource = res.GroupVersion.Group, res.GroupVersion.Version, res.Name, info.subresource
 		}
 		s.metrics.observe(info.metricVerb(req), group, version, resource, subresource, info.metricScope(), rec.status(), elapsed)
+		s.metrics.observeResponseSize(info.metricVerb(req), group, version, resource, subresource, info.metricScope(), rec.written)
 		if s.cfg.Verbosity >= 2 {
 			s.log.Info("request", "verb", info.metricVerb(req), "path", req.URL.RequestURI(), "code", rec.status(), "duration", elapsed)
 		}
@@ -258,12 +259,13 @@ func isUnder(path, root string) bool {
 	return path == root || strings.HasPrefix(path, root+"/")
 }
 
-// recorder remembers the status code written through it, for metrics and
-// logs, and passes Flush on for watch streams.
+// recorder remembers the status code and the number of body bytes written
+// through it, for metrics and logs, and passes Flush on for watch streams.
 type recorder struct {
 	http.ResponseWriter
 	code        int
 	wroteHeader bool
+	written     int64
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -277,7 +279,9 @@ func (r *recorder) Write(p []byte) (int, error) {
 	if !r.wroteHeader {
 		r.WriteHeader(http.StatusOK)
 	}
-	return r.ResponseWriter.Write(p)
+	n, err := r.ResponseWriter.Write(p)
+	r.written += int64(n)
+	return n, err
 }
 
 func (r *recorder) Flush() {

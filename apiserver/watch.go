@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -30,6 +32,7 @@ import (
 // shuts down. In every case the registry watch is stopped before the
 // handler returns.
 func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
+	start := time.Now()
 	out, err := negotiateOutput(req, targetWatch)
 	if err != nil {
 		return err
@@ -72,13 +75,19 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 			if !ok {
 				return nil
 			}
-			if err := enc.encode(w, event); err != nil {
+			counted := &countingWriter{w: w}
+			if err := enc.encode(counted, event); err != nil {
 				// The client is gone or the event cannot be encoded; the
 				// status line is sent, so the stream just ends here.
 				s.log.Debug("watch stream ended", "path", req.URL.Path, "err", err)
 				return nil
 			}
 			flusher.Flush()
+			gv := res.GroupVersion
+			s.metrics.observeWatchEvent(gv.Group, gv.Version, res.Name, counted.n)
+			if isInitialEventsEnd(event) {
+				s.metrics.observeWatchList(gv.Group, gv.Version, res.Name, info.metricScope(), time.Since(start))
+			}
 		}
 	}
 }
@@ -119,8 +128,35 @@ func newWatchEncoder(req *http.Request, res *registry.Resource, out output) *wat
 	return enc
 }
 
+// countingWriter counts the bytes of one watch frame.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// isInitialEventsEnd reports whether event is the BOOKMARK that ends the
+// initial state of a watch-list request (annotated
+// k8s.io/initial-events-end: "true").
+func isInitialEventsEnd(event watch.Event) bool {
+	if event.Type != watch.Bookmark {
+		return false
+	}
+	obj := event.Object
+	if co, ok := obj.(runtime.CacheableObject); ok {
+		obj = co.GetObject()
+	}
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
 // encode writes one event as one frame.
-func (e *watchEncoder) encode(w http.ResponseWriter, event watch.Event) error {
+func (e *watchEncoder) encode(w io.Writer, event watch.Event) error {
 	obj, gv, err := e.transform(event)
 	if err != nil {
 		return err
