@@ -11,6 +11,7 @@ import (
 	"minicp/apiserver"
 	"minicp/embedetcd"
 	"minicp/registry"
+	"minicp/watchcache"
 )
 
 // Storage media types accepted by --storage-media-type.
@@ -37,8 +38,9 @@ type Config struct {
 	// (upstream --etcd-compaction-interval); 0 disables it.
 	EtcdCompactionInterval time.Duration
 
-	Etcd      embedetcd.Config
-	APIServer apiserver.Config
+	Etcd       embedetcd.Config
+	APIServer  apiserver.Config
+	WatchCache watchcache.Config
 
 	// Logger receives minicp's own structured logs; nil means a quiet
 	// logger at a level chosen by APIServer.Verbosity.
@@ -54,6 +56,7 @@ func NewConfig() Config {
 		EtcdCompactionInterval: registry.DefaultCompactionInterval,
 		Etcd:                   embedetcd.NewConfig(),
 		APIServer:              apiserver.NewConfig(),
+		WatchCache:             watchcache.NewConfig(),
 	}
 }
 
@@ -69,6 +72,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often the apiserver compacts etcd's history (taking turns with other apiservers through compact_rev_key); 0 disables it")
 	c.Etcd.AddFlags(fs)
 	c.APIServer.AddFlags(fs)
+	c.WatchCache.AddFlags(fs)
 }
 
 // Validate checks the configuration and those of its parts.
@@ -96,6 +100,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.APIServer.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.WatchCache.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -19,6 +19,7 @@ import (
 	"minicp/apiserver"
 	"minicp/embedetcd"
 	"minicp/registry"
+	"minicp/watchcache"
 )
 
 // DefaultNamespaces are created at start-up, as a real cluster has them.
@@ -33,6 +34,7 @@ type ControlPlane struct {
 	etcdClient *clientv3.Client   // owned by etcd when embedded, by us otherwise
 	store      *registry.Store
 	compactor  *registry.Compactor // the apiserver's etcd compactor (compaction.go)
+	cache      *watchcache.Cache   // in front of store (watchcache.go)
 	api        *apiserver.Server
 
 	kubeconfig string
@@ -80,10 +82,14 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cp.startCompactor()
-	cp.api, err = apiserver.New(cfg.APIServer, cp.store, cp.etcdReady)
+	if err := cp.startWatchCache(ctx); err != nil {
+		return nil, err
+	}
+	cp.api, err = apiserver.New(cfg.APIServer, cp.cache, cp.etcdReady)
 	if err != nil {
 		return nil, err
 	}
+	cp.api.Handle("/debug/watchcache", cp.cache.Handler())
 	if err := cp.api.Start(); err != nil {
 		return nil, err
 	}
@@ -181,7 +187,7 @@ func (cp *ControlPlane) EtcdEndpoints() []string {
 // Close shuts the control plane down gracefully, in this order:
 //  1. the apiserver stops accepting requests, ends open watches and waits
 //     for in-flight requests, so every acknowledged write is in etcd; then
-//     the compactor stops;
+//     the watch cache stops its etcd watches, and the compactor stops;
 //  2. the etcd client is closed (only when minicp opened it itself);
 //  3. the embedded etcd members stop, flushing their data.
 //
@@ -193,6 +199,9 @@ func (cp *ControlPlane) Close() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			errs = append(errs, cp.api.Shutdown(ctx))
 			cancel()
+		}
+		if cp.cache != nil {
+			cp.cache.Close()
 		}
 		cp.stopCompactor()
 		if cp.etcd == nil && cp.etcdClient != nil {

@@ -1,0 +1,134 @@
+package watchcache
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"minicp/registry"
+)
+
+// delegateList reports whether a LIST goes to etcd whatever the cache
+// holds, as upstream decides it (shouldDelegateList): continue tokens and
+// Exact reads name a past revision only etcd has; a limit with anything but
+// "0" must page consistently; and consistent reads go to etcd when
+// ConsistentListFromCache is off.
+func (c *resourceCache) delegateList(opts registry.ListOptions) bool {
+	switch {
+	case opts.Continue != "":
+		return true
+	case opts.ResourceVersionMatch != "" && opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan:
+		return true
+	case opts.Limit > 0 && opts.ResourceVersion != "0":
+		return true
+	case opts.ResourceVersion == "" && !c.cfg.ConsistentListFromCache:
+		return true
+	}
+	return false
+}
+
+// list serves a LIST (doc.go has the rules).
+func (c *resourceCache) list(ctx context.Context, namespace string, opts registry.ListOptions) (runtime.Object, error) {
+	if err := registry.ValidateListOptions(opts, false); err != nil {
+		return nil, err
+	}
+	if c.delegateList(opts) || !c.isReady() {
+		return c.store.List(ctx, c.res, namespace, opts)
+	}
+	pred, err := registry.NewPredicate(c.res, opts.LabelSelector, opts.FieldSelector)
+	if err != nil {
+		return nil, err
+	}
+	rv, err := registry.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ResourceVersion == "" {
+		// A consistent read: at least etcd's revision now.
+		if rv, err = c.store.CurrentRevision(ctx); err != nil {
+			return nil, err
+		}
+		if err := c.waitFresh(ctx, rv); err != nil {
+			c.stats.consistentFromEtcd.Add(1)
+			c.metrics.consistentRead(true)
+			c.log.Debug("consistent list fell back to etcd", "err", err)
+			return c.store.List(ctx, c.res, namespace, opts)
+		}
+		c.stats.consistentFromCache.Add(1)
+		c.metrics.consistentRead(false)
+	} else if err := c.waitFresh(ctx, rv); err != nil {
+		return nil, err
+	}
+	return c.listFromMemory(namespace, pred)
+}
+
+// listFromMemory builds the list from the cache: the namespace's key range,
+// or the node index for spec.nodeName=X. Only the snapshot of element
+// pointers is taken under the lock; filtering and copying happen outside.
+func (c *resourceCache) listFromMemory(namespace string, pred registry.Predicate) (runtime.Object, error) {
+	prefix := registry.KeyPrefix(c.res, namespace)
+	node, byNode := "", false
+	if c.indexNodes {
+		node, byNode = pred.RequiresExactField(nodeNameField)
+	}
+	c.mu.RLock()
+	rv := c.rv
+	var elems []*element
+	if byNode {
+		elems, _ = c.objects.onNode(node, prefix)
+	} else {
+		elems = c.objects.withPrefix(prefix)
+	}
+	c.mu.RUnlock()
+
+	items := make([]runtime.Object, 0, len(elems))
+	for _, e := range elems {
+		if pred.Empty() || pred.Matches(e.obj) {
+			items = append(items, e.obj)
+		}
+	}
+	list := c.res.NewList()
+	// SetList copies each object's struct into the list's Items; nested
+	// maps and slices stay shared with the cache, which is safe because
+	// the apiserver only encodes what it lists.
+	if err := meta.SetList(list, items); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if err := registry.StampList(list, rv); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	index := ""
+	if byNode {
+		index = nodeNameField
+	}
+	c.metrics.list(index, len(elems), len(items))
+	c.stats.listsServed.Add(1)
+	return list, nil
+}
+
+// get serves a GET: "" reads etcd (quorum), "0" whatever the cache holds,
+// "N" the cache once it has reached N.
+func (c *resourceCache) get(ctx context.Context, namespace, name string, opts registry.GetOptions) (runtime.Object, error) {
+	if opts.ResourceVersion == "" || !c.isReady() {
+		return c.store.Get(ctx, c.res, namespace, name, opts)
+	}
+	rv, err := registry.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitFresh(ctx, rv); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	e := c.objects.get(registry.KeyFor(c.res, namespace, name))
+	c.mu.RUnlock()
+	if e == nil {
+		return nil, registry.NotFound(c.res, name)
+	}
+	c.stats.getServed.Add(1)
+	// A copy: the caller (the apiserver's encoder) may set its kind.
+	return e.obj.DeepCopyObject(), nil
+}
