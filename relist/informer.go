@@ -89,6 +89,10 @@ type InformerOptions struct {
 	OnRequest func(Request)
 	// Handler receives the informer's notifications, if set.
 	Handler cache.ResourceEventHandler
+	// OnWatchError sees every error that ends a list or watch attempt
+	// (the reflector then backs off and retries); client-go logs them
+	// otherwise.
+	OnWatchError func(error)
 }
 
 // NewInformer builds an informer on the ConfigMaps of namespace through
@@ -136,6 +140,13 @@ func NewInformer(name string, cfg *rest.Config, namespace string, opts InformerO
 		},
 	}
 	inf.informer = cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	if opts.OnWatchError != nil {
+		onErr := opts.OnWatchError
+		err := inf.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { onErr(err) })
+		if err != nil {
+			return nil, fmt.Errorf("informer %s: %w", name, err)
+		}
+	}
 	if opts.Handler != nil {
 		if _, err := inf.informer.AddEventHandler(opts.Handler); err != nil {
 			return nil, fmt.Errorf("informer %s: %w", name, err)

@@ -31,6 +31,8 @@ Usage:
   minictl [--endpoints URLS] etcd alarm list|disarm
   minictl [--endpoints URL]  snapshot save FILE
   minictl snapshot restore FILE --data-dir DIR [--bump-revision N --mark-compacted]
+  minictl [--endpoints URLS] relist [--informers K] [--existing M] [--objects N] [--disconnect D] [--compact]
+  minictl informer [--kubeconfig FILE] [--namespace NS]
 
 Global flags:
 `
@@ -46,6 +48,14 @@ func main() {
 
 var errUsage = errors.New("see minictl -h")
 
+// clientCommands open their own connections (to one etcd member, or to the
+// apiserver through a kubeconfig) instead of the shared etcd client.
+var clientCommands = map[string]func(ctx context.Context, endpoints, args []string, out io.Writer) error{
+	"snapshot": snapshotCommand,
+	"relist":   relistCommand,
+	"informer": informerCommand,
+}
+
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("minictl", flag.ContinueOnError)
 	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs (minicp prints its etcd URL at start-up)")
@@ -54,8 +64,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	rest := fs.Args()
-	if len(rest) > 0 && rest[0] == "snapshot" {
-		return snapshotCommand(ctx, splitComma(*endpoints), rest[1:], out)
+	if len(rest) > 0 {
+		if cmd, ok := clientCommands[rest[0]]; ok {
+			return cmd(ctx, splitComma(*endpoints), rest[1:], out)
+		}
 	}
 	if len(rest) < 2 || rest[0] != "etcd" {
 		fs.Usage()
