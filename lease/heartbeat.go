@@ -1,0 +1,188 @@
+package lease
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// sync does what node n is due for (register, post status, renew its
+// lease) and returns when it is next due: its next renewal or status
+// report, or, after a failure, the end of its backoff.
+func (a *Agent) sync(ctx context.Context, n *simNode) time.Time {
+	now := a.clock.Now()
+	if err := a.syncOnce(ctx, n, now); err != nil {
+		return a.failed(n, err, now)
+	}
+	n.failures = 0
+	if n.statusStale.Load() { // flagged while this sync ran
+		return now
+	}
+	return earliest(n.renewAt, n.statusAt)
+}
+
+func (a *Agent) syncOnce(ctx context.Context, n *simNode, now time.Time) error {
+	if n.node == nil {
+		if err := a.register(ctx, n, now); err != nil {
+			return err
+		}
+	}
+	if n.statusStale.Load() || !now.Before(n.statusAt) {
+		if err := a.postStatus(ctx, n, now); err != nil {
+			return err
+		}
+	}
+	if n.lease == nil || !now.Before(n.renewAt) {
+		return a.renew(ctx, n, now)
+	}
+	return nil
+}
+
+// failed schedules a retry of n after the backoff: 200 ms after the first
+// failure, doubling with each further one, at most 7 s.
+func (a *Agent) failed(n *simNode, err error, now time.Time) time.Time {
+	n.failures++
+	a.stats.add(&a.stats.failures)
+	backoff := initialBackoff
+	for i := 1; i < n.failures && backoff < maxBackoff; i++ {
+		backoff *= 2
+	}
+	backoff = min(backoff, maxBackoff)
+	if n.failures == 1 {
+		a.log.Info("node heartbeat failed; retrying with backoff", "node", n.name, "retry", backoff, "err", err)
+	} else {
+		a.log.Debug("node heartbeat failed again", "node", n.name, "failures", n.failures, "retry", backoff, "err", err)
+	}
+	return now.Add(backoff)
+}
+
+// register creates n's Node, or adopts it if it exists already (a
+// restarted agent), in which case its status is posted next.
+func (a *Agent) register(ctx context.Context, n *simNode, now time.Time) error {
+	nodes := a.client.CoreV1().Nodes()
+	created, err := nodes.Create(ctx, newNode(n.name, n.ordinal, now), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = nodes.Get(ctx, n.name, metav1.GetOptions{})
+		n.statusStale.Store(true)
+	}
+	if err != nil {
+		return err
+	}
+	n.node = created
+	n.statusAt = now.Add(a.cfg.StatusReportInterval)
+	if !n.everRegistered {
+		n.everRegistered = true
+		a.stats.nodeRegistered()
+		if a.unregistered.Add(-1) == 0 {
+			close(a.registered)
+		}
+	}
+	a.log.Debug("node registered", "node", n.name)
+	return nil
+}
+
+// postStatus writes n's status (healthy conditions, heartbeat now) from
+// the last Node it wrote; on a 409 it reads the Node and tries once more.
+func (a *Agent) postStatus(ctx context.Context, n *simNode, now time.Time) error {
+	n.statusStale.Store(false) // a change seen from here on is a new one
+	nodes := a.client.CoreV1().Nodes()
+	node := n.node.DeepCopy()
+	setHealthyConditions(&node.Status, now)
+	updated, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		a.stats.add(&a.stats.conflicts)
+		if node, err = nodes.Get(ctx, n.name, metav1.GetOptions{}); err == nil {
+			setHealthyConditions(&node.Status, now)
+			updated, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		}
+	}
+	if apierrors.IsNotFound(err) {
+		n.node = nil // deleted: register again
+	}
+	if err != nil {
+		n.statusStale.Store(true) // still to be posted
+		return err
+	}
+	n.node = updated
+	n.statusAt = now.Add(a.cfg.StatusReportInterval)
+	a.stats.add(&a.stats.statuses)
+	return nil
+}
+
+// renew writes n's Lease with renewTime now. It writes from the last Lease
+// it wrote, with no GET; it reads the Lease only when it does not know it
+// yet or the write was refused with 409 Conflict (someone else wrote it),
+// and creates it when it is missing.
+func (a *Agent) renew(ctx context.Context, n *simNode, now time.Time) error {
+	start := a.clock.Now()
+	leases := a.client.CoordinationV1().Leases(NodeLeaseNamespace)
+	var out *coordinationv1.Lease
+	var err error
+	if n.lease != nil {
+		out, err = leases.Update(ctx, renewed(n.lease, now), metav1.UpdateOptions{})
+		switch {
+		case apierrors.IsConflict(err):
+			a.stats.add(&a.stats.conflicts)
+			n.lease = nil // fall through to a fresh read
+		case apierrors.IsNotFound(err):
+			n.lease = nil // fall through to create it
+		}
+	}
+	if n.lease == nil {
+		out, err = a.ensureLease(ctx, n, now)
+	}
+	if err != nil {
+		return err
+	}
+	done := a.clock.Now()
+	lapsed := !n.lastRenew.IsZero() && done.Sub(n.lastRenew) > a.cfg.LeaseDuration
+	if lapsed {
+		a.log.Info("node lease renewed after it had lapsed", "node", n.name, "since last renewal", done.Sub(n.lastRenew))
+	}
+	a.stats.renewed(done.Sub(start), lapsed)
+	interval := a.cfg.renewInterval()
+	if n.lastRenew.IsZero() {
+		// First renewal of this agent's life: pick a random point in the
+		// interval, so that nodes started together do not renew together.
+		n.renewAt = now.Add(time.Duration(rand.Int64N(int64(interval)) + 1))
+	} else {
+		n.renewAt = now.Add(time.Duration(float64(interval) * (1 + renewJitter*rand.Float64())))
+	}
+	n.lease, n.lastRenew = out, done
+	return nil
+}
+
+// ensureLease reads n's Lease and renews it, or creates it if missing.
+func (a *Agent) ensureLease(ctx context.Context, n *simNode, now time.Time) (*coordinationv1.Lease, error) {
+	leases := a.client.CoordinationV1().Leases(NodeLeaseNamespace)
+	current, err := leases.Get(ctx, n.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return leases.Create(ctx, newLease(n.node, a.cfg.LeaseDuration, now), metav1.CreateOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	want := newLease(n.node, a.cfg.LeaseDuration, now)
+	current.Spec.HolderIdentity = want.Spec.HolderIdentity
+	current.Spec.LeaseDurationSeconds = want.Spec.LeaseDurationSeconds
+	current.OwnerReferences = want.OwnerReferences
+	return leases.Update(ctx, renewed(current, now), metav1.UpdateOptions{})
+}
+
+// renewed returns a copy of l with renewTime now.
+func renewed(l *coordinationv1.Lease, now time.Time) *coordinationv1.Lease {
+	l = l.DeepCopy()
+	l.Spec.RenewTime = &metav1.MicroTime{Time: now}
+	return l
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
