@@ -134,7 +134,7 @@ func TestWatchFromBeforeTheWindowGets410NamingTheWindowFloor(t *testing.T) {
 		pushed = append(pushed, h.touchPod("default", "a", strconv.Itoa(i)))
 	}
 	h.listPods("default", registry.ListOptions{}) // the cache has every event
-	floor := rvOf(t, pushed[len(pushed)-6])     // the 6th newest was evicted last
+	floor := rvOf(t, pushed[len(pushed)-6])       // the 6th newest was evicted last
 	w := h.watchPods("default", registry.ListOptions{ResourceVersion: first.ResourceVersion})
 	ev, _ := nextEvent(t, w)
 	status, ok := ev.Object.(*metav1.Status)
