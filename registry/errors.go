@@ -33,8 +33,9 @@ const (
 	// noSpaceAdvice tells an operator how to get out of etcd's NOSPACE alarm.
 	noSpaceAdvice = "etcd's backend quota is exhausted and it accepts only reads and deletes " +
 		"(the one write that crossed the quota was applied before the alarm went off); " +
-		"to recover, compact old revisions (etcdctl compact <current revision>), defragment every member " +
-		"(etcdctl defrag), then disarm the alarm (etcdctl alarm disarm), or raise --quota-backend-bytes"
+		"to recover, compact old revisions (minictl etcd compact --keep 0, or etcdctl compact <current revision>), " +
+		"defragment every member (minictl etcd defrag, or etcdctl defrag), then disarm the alarm " +
+		"(minictl etcd alarm disarm, or etcdctl alarm disarm), or raise --quota-backend-bytes"
 )
 
 // tooLargeResourceVersionRetrySeconds is the Retry-After of the 504 a read
