@@ -41,6 +41,7 @@ type Config struct {
 	Etcd       embedetcd.Config
 	APIServer  apiserver.Config
 	WatchCache watchcache.Config
+	Nodes      NodesConfig
 
 	// Logger receives minicp's own structured logs; nil means a quiet
 	// logger at a level chosen by APIServer.Verbosity.
@@ -57,6 +58,7 @@ func NewConfig() Config {
 		Etcd:                   embedetcd.NewConfig(),
 		APIServer:              apiserver.NewConfig(),
 		WatchCache:             watchcache.NewConfig(),
+		Nodes:                  NewNodesConfig(),
 	}
 }
 
@@ -70,9 +72,11 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.StorageMediaType, "storage-media-type", c.StorageMediaType, "encoding of objects stored in etcd: "+MediaTypeProtobuf+" or "+MediaTypeJSON)
 	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "how long events are retained: each Event key is bound to an etcd lease of this TTL")
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often the apiserver compacts etcd's history (taking turns with other apiservers through compact_rev_key); 0 disables it")
+	fs.IntVar(&c.Etcd.Members, "etcd-members", c.Etcd.Members, "number of embedded etcd members, 1 or 3; with 3 and the default ports, clients use 2379-2381 and peers 12380-12382")
 	c.Etcd.AddFlags(fs)
 	c.APIServer.AddFlags(fs)
 	c.WatchCache.AddFlags(fs)
+	c.Nodes.AddFlags(fs)
 }
 
 // Validate checks the configuration and those of its parts.
@@ -93,8 +97,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval must not be negative (0 disables compaction), got %s", c.EtcdCompactionInterval))
 	}
 	if c.embedded() {
-		etcd := c.Etcd
-		etcd.DataDir = c.etcdDataDir()
+		etcd := c.embeddedEtcd()
 		if err := etcd.Validate(); err != nil {
 			errs = append(errs, err)
 		}
@@ -105,7 +108,24 @@ func (c *Config) Validate() error {
 	if err := c.WatchCache.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Nodes.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// embeddedEtcd is the embedded etcd's configuration: the etcd flags, the
+// data directory under --data-dir, and, for three members on etcd's
+// default ports (2379 and 2380, which would overlap as 2379-2381 and
+// 2380-2382), peers moved to 12380-12382.
+func (c *Config) embeddedEtcd() embedetcd.Config {
+	etcd := c.Etcd
+	etcd.DataDir = c.etcdDataDir()
+	defaults := embedetcd.NewConfig()
+	if etcd.Members == 3 && etcd.ClientPort == defaults.ClientPort && etcd.PeerPort == defaults.PeerPort {
+		etcd.PeerPort = 12380
+	}
+	return etcd
 }
 
 // embedded reports whether minicp starts its own etcd.

@@ -36,6 +36,7 @@ type ControlPlane struct {
 	compactor  *registry.Compactor // the apiserver's etcd compactor (compaction.go)
 	cache      *watchcache.Cache   // in front of store (watchcache.go)
 	api        *apiserver.Server
+	nodes      *nodes // simulated nodes and the node lifecycle controller (nodes.go)
 
 	kubeconfig string
 
@@ -45,8 +46,8 @@ type ControlPlane struct {
 
 // Start brings the control plane up and returns once it is ready to serve:
 // etcd has a leader, the default namespaces exist, the apiserver answers,
-// and the kubeconfig is on disk. On error everything already started is
-// stopped again.
+// the simulated nodes are registered, and the kubeconfig is on disk. On
+// error everything already started is stopped again.
 func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -70,9 +71,13 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startEtcd(ctx); err != nil {
 		return nil, err
 	}
+	if err := writeEtcdEndpoints(cfg.DataDir, cp.EtcdEndpoints()); err != nil {
+		return nil, err
+	}
 	cp.store, err = registry.NewStore(cp.etcdClient, registry.Options{
 		StorageMediaType: cfg.StorageMediaType,
 		EventTTL:         cfg.EventTTL,
+		KeyTTL:           cfg.Nodes.keyTTL(),
 		Logger:           cp.logger,
 	})
 	if err != nil {
@@ -91,6 +96,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	}
 	cp.api.Handle("/debug/watchcache", cp.cache.Handler())
 	if err := cp.api.Start(); err != nil {
+		return nil, err
+	}
+	if err := cp.startNodes(ctx); err != nil {
 		return nil, err
 	}
 	cp.kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
@@ -118,9 +126,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 		}
 		return nil
 	}
-	etcdCfg := cp.cfg.Etcd
-	etcdCfg.DataDir = cp.cfg.etcdDataDir()
-	cluster, err := embedetcd.Start(ctx, etcdCfg)
+	cluster, err := embedetcd.Start(ctx, cp.cfg.embeddedEtcd())
 	if err != nil {
 		return err
 	}
@@ -185,6 +191,8 @@ func (cp *ControlPlane) EtcdEndpoints() []string {
 }
 
 // Close shuts the control plane down gracefully, in this order:
+//  0. the simulated nodes and the node lifecycle controller stop (they
+//     are clients of the apiserver);
 //  1. the apiserver stops accepting requests, ends open watches and waits
 //     for in-flight requests, so every acknowledged write is in etcd; then
 //     the watch cache stops its etcd watches, and the compactor stops;
@@ -195,6 +203,7 @@ func (cp *ControlPlane) EtcdEndpoints() []string {
 func (cp *ControlPlane) Close() error {
 	cp.closeOnce.Do(func() {
 		var errs []error
+		cp.stopNodes()
 		if cp.api != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			errs = append(errs, cp.api.Shutdown(ctx))

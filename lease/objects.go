@@ -38,7 +38,7 @@ func newNode(name string, index int, now time.Time) *corev1.Node {
 			corev1.ResourcePods:             resource.MustParse("110"),
 		},
 		Addresses: []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.%d.%d.%d", index>>16&0xff, index>>8&0xff, index&0xff)},
+			{Type: corev1.NodeInternalIP, Address: internalIP(index)},
 			{Type: corev1.NodeHostName, Address: name},
 		},
 		NodeInfo: corev1.NodeSystemInfo{
@@ -47,6 +47,7 @@ func newNode(name string, index int, now time.Time) *corev1.Node {
 			OperatingSystem:         "linux",
 			Architecture:            "amd64",
 			OSImage:                 "minicp simulated node",
+			KernelVersion:           "none (simulated)",
 		},
 	}
 	n.Status.Allocatable = n.Status.Capacity.DeepCopy()
@@ -119,4 +120,10 @@ func newLease(node *corev1.Node, duration time.Duration, now time.Time) *coordin
 			RenewTime:            &metav1.MicroTime{Time: now},
 		},
 	}
+}
+
+// internalIP is node index's address in 10.0.0.0/8, from 10.0.0.1 up.
+func internalIP(index int) string {
+	n := index + 1
+	return fmt.Sprintf("10.%d.%d.%d", n>>16&0xff, n>>8&0xff, n&0xff)
 }

@@ -25,7 +25,8 @@ import (
 )
 
 // Options adjust the stack a test starts. The zero value is a single embedded
-// etcd member with protobuf storage, like `go run ./cmd/minicp`.
+// etcd member with protobuf storage, like `go run ./cmd/minicp`, but with no
+// simulated nodes and no node lifecycle controller (cfg.Nodes turns them on).
 type Options struct {
 	// DataDir reuses a data directory, e.g. to restart on the same data;
 	// empty means a fresh t.TempDir().
@@ -63,6 +64,10 @@ func Start(t testing.TB, opts Options) *Stack {
 	cfg.Etcd.TickMs, cfg.Etcd.ElectionMs = 10, 100
 	cfg.APIServer.Port = 0
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	// No simulated nodes and no node lifecycle controller unless a test
+	// asks for them: most tests count objects, keys or watchers.
+	cfg.Nodes.Simulated = 0
+	cfg.Nodes.LifecycleController = false
 	if opts.Configure != nil {
 		opts.Configure(&cfg)
 	}
