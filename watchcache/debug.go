@@ -118,6 +118,8 @@ func (c *resourceCache) status() ResourceStatus {
 //
 //	GET  /debug/watchcache                   every resource, as JSON
 //	GET  /debug/watchcache/<resource>        one resource ("pods", "leases.coordination.k8s.io")
+//	GET  /debug/watchcache/<resource>/explain?resourceVersion=N
+//	                                         how a watch from N would start (explain.go)
 //	POST /debug/watchcache/<resource>/pause  hold back its etcd feed (lab instrument)
 //	POST /debug/watchcache/<resource>/resume
 func (c *Cache) Handler() http.Handler {
@@ -128,6 +130,8 @@ func (c *Cache) Handler() http.Handler {
 			writeJSON(w, http.StatusOK, c.Status(req.Context()))
 		case len(parts) == 1 && req.Method == http.MethodGet:
 			c.serveResource(w, req, parts[0])
+		case len(parts) == 2 && req.Method == http.MethodGet && parts[1] == "explain":
+			c.serveExplain(w, req, parts[0])
 		case len(parts) == 2 && req.Method == http.MethodPost && (parts[1] == "pause" || parts[1] == "resume"):
 			if err := c.setPaused(parts[0], parts[1] == "pause"); err != nil {
 				writeStatus(w, apierrors.NewBadRequest(err.Error()))
@@ -135,7 +139,7 @@ func (c *Cache) Handler() http.Handler {
 			}
 			c.serveResource(w, req, parts[0])
 		default:
-			writeStatus(w, notFound("the server could not find the requested resource; try GET /debug/watchcache, GET /debug/watchcache/<resource> or POST /debug/watchcache/<resource>/pause|resume"))
+			writeStatus(w, notFound("the server could not find the requested resource; try GET /debug/watchcache, GET /debug/watchcache/<resource>, GET /debug/watchcache/<resource>/explain?resourceVersion=N or POST /debug/watchcache/<resource>/pause|resume"))
 		}
 	})
 }
