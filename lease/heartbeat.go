@@ -16,6 +16,9 @@ import (
 func (a *Agent) sync(ctx context.Context, n *simNode) time.Time {
 	now := a.clock.Now()
 	if err := a.syncOnce(ctx, n, now); err != nil {
+		if ctx.Err() != nil { // cut short by Stop: not a failure
+			return now
+		}
 		return a.failed(n, err, now)
 	}
 	n.failures = 0
@@ -46,7 +49,7 @@ func (a *Agent) syncOnce(ctx context.Context, n *simNode, now time.Time) error {
 // failure, doubling with each further one, at most 7 s.
 func (a *Agent) failed(n *simNode, err error, now time.Time) time.Time {
 	n.failures++
-	a.stats.add(&a.stats.failures)
+	a.stats.RecordFailure()
 	backoff := initialBackoff
 	for i := 1; i < n.failures && backoff < maxBackoff; i++ {
 		backoff *= 2
@@ -94,7 +97,7 @@ func (a *Agent) postStatus(ctx context.Context, n *simNode, now time.Time) error
 	setHealthyConditions(&node.Status, now)
 	updated, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
-		a.stats.add(&a.stats.conflicts)
+		a.stats.RecordConflict()
 		if node, err = nodes.Get(ctx, n.name, metav1.GetOptions{}); err == nil {
 			setHealthyConditions(&node.Status, now)
 			updated, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
@@ -126,7 +129,7 @@ func (a *Agent) renew(ctx context.Context, n *simNode, now time.Time) error {
 		out, err = leases.Update(ctx, renewed(n.lease, now), metav1.UpdateOptions{})
 		switch {
 		case apierrors.IsConflict(err):
-			a.stats.add(&a.stats.conflicts)
+			a.stats.RecordConflict()
 			n.lease = nil // fall through to a fresh read
 		case apierrors.IsNotFound(err):
 			n.lease = nil // fall through to create it
@@ -143,7 +146,7 @@ func (a *Agent) renew(ctx context.Context, n *simNode, now time.Time) error {
 	if lapsed {
 		a.log.Info("node lease renewed after it had lapsed", "node", n.name, "since last renewal", done.Sub(n.lastRenew))
 	}
-	a.stats.renewed(done.Sub(start), lapsed)
+	a.stats.RecordRenewal(done.Sub(start), lapsed)
 	interval := a.cfg.renewInterval()
 	if n.lastRenew.IsZero() {
 		// First renewal of this agent's life: pick a random point in the

@@ -52,7 +52,10 @@ func (s Snapshot) PerSecond() float64 {
 	return float64(s.WindowRenewals) / s.Window.Seconds()
 }
 
-func (s *Stats) renewed(latency time.Duration, lapsed bool) {
+// RecordRenewal counts one successful renewal that took latency; lapsed
+// says it came more than the lease's duration after the previous one.
+// The agent calls it; so may other renewers that want the same report.
+func (s *Stats) RecordRenewal(latency time.Duration, lapsed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.renewals++
@@ -63,6 +66,12 @@ func (s *Stats) renewed(latency time.Duration, lapsed bool) {
 		s.window = append(s.window, latency)
 	}
 }
+
+// RecordFailure counts one failed request.
+func (s *Stats) RecordFailure() { s.add(&s.failures) }
+
+// RecordConflict counts one 409 (or failed compare) answered by a re-read.
+func (s *Stats) RecordConflict() { s.add(&s.conflicts) }
 
 func (s *Stats) add(counter *uint64) {
 	s.mu.Lock()

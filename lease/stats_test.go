@@ -9,9 +9,9 @@ func TestSnapshotReportsNearestRankPercentilesAndStartsANewWindow(t *testing.T) 
 	var s Stats
 	s.Snapshot(t0)
 	for i := 100; i >= 1; i-- {
-		s.renewed(time.Duration(i)*time.Millisecond, i == 7)
+		s.RecordRenewal(time.Duration(i)*time.Millisecond, i == 7)
 	}
-	s.add(&s.failures)
+	s.RecordFailure()
 	snap := s.Snapshot(t0.Add(10 * time.Second))
 	if snap.P50 != 50*time.Millisecond || snap.P99 != 99*time.Millisecond || snap.MaxLatency != 100*time.Millisecond {
 		t.Errorf("percentiles: got p50 %v p99 %v max %v, want 50ms 99ms 100ms", snap.P50, snap.P99, snap.MaxLatency)

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minicp/e2e/framework"
+)
+
+// Seed section 4 (M11, M14): kubelet-sim registers its nodes through the
+// kubeconfig, renews their leases and reports what it did.
+func TestKubeletSimRegistersNodesAndReportsRenewals(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	var out bytes.Buffer
+	args := []string{"--kubeconfig", s.Kubeconfig, "--data-dir", s.DataDir, "--nodes", "5", "--lease-duration", "4s",
+		"--report-interval", "500ms", "--duration", "3s"}
+	if err := run(context.Background(), args, &out); err != nil {
+		t.Fatalf("kubelet-sim: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"kubelet-sim: 5 nodes (sim-node-0..sim-node-4)", "registered 5/5", "summary: ", "steady state: ", "etcd in the steady state: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output does not contain %q:\n%s", want, out.String())
+		}
+	}
+	nodes, err := s.Clientset.CoreV1().Nodes().List(framework.Context(t, 10*time.Second), metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 5 {
+		t.Fatalf("nodes: got %d (%v), want 5", len(nodes.Items), err)
+	}
+}
+
+// The baseline writes the same renewals straight to etcd, under its own
+// prefix, one transaction each.
+func TestKubeletSimEtcdDirectWritesOneKeyPerNode(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	var out bytes.Buffer
+	args := []string{"--etcd-direct", "--etcd-endpoints", strings.Join(s.ControlPlane.EtcdEndpoints(), ","),
+		"--nodes", "20", "--lease-duration", "4s", "--report-interval", "500ms", "--duration", "3s"}
+	if err := run(context.Background(), args, &out); err != nil {
+		t.Fatalf("kubelet-sim --etcd-direct: %v\n%s", err, out.String())
+	}
+	resp, err := s.Etcd.Get(framework.Context(t, 10*time.Second), directPrefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) != 20 {
+		t.Fatalf("keys under %s: got %d, want 20", directPrefix, len(resp.Kvs))
+	}
+	if v := resp.Kvs[0].Version; v < 2 {
+		t.Errorf("key %s written %d time(s) in 3 s, want renewals every second", resp.Kvs[0].Key, v)
+	}
+	if !strings.Contains(out.String(), "registered 20/20") || !strings.Contains(out.String(), "lapses 0") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func TestKubeletSimRefusesBadFlagsSayingWhichOne(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nodes", "-1"}, "--nodes must not be negative"},
+		{[]string{"--node-prefix", "Not_A_Name"}, "--node-prefix"},
+		{[]string{"--lease-duration", "1500ms"}, "--lease-duration must be a whole number of seconds"},
+		{[]string{"--etcd-direct", "--data-dir", t.TempDir()}, "--etcd-direct needs etcd"},
+		{[]string{"--kubeconfig", "/nonexistent/kubeconfig"}, "start minicp first"},
+	}
+	for _, tc := range cases {
+		var out bytes.Buffer
+		err := run(context.Background(), tc.args, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("kubelet-sim %v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
