@@ -157,7 +157,7 @@ func (cfg *RestoreConfig) validate() error {
 	}
 	if (cfg.BumpRevision > 0) != cfg.MarkCompacted {
 		errs = append(errs, errors.New("--bump-revision and --mark-compacted go together (as in etcdutl v3.5): "+
-			"bumping without marking the new revision compacted would let resumed watches skip writes, and there is nothing to mark without a bump"))
+			"a bump without marking the new revision compacted leaves resumed watches silently on their stale state, and there is nothing to mark without a bump"))
 	}
 	return errors.Join(errs...)
 }

@@ -172,7 +172,7 @@ func informerCommand(ctx context.Context, _ []string, args []string, out io.Writ
 		}
 		return err
 	}
-	p.line("synced: %s", p.store())
+	p.printSynced()
 	<-ctx.Done()
 	return nil
 }
@@ -181,9 +181,16 @@ func informerCommand(ctx context.Context, _ []string, args []string, out io.Writ
 // a timestamp, followed by the store once synced.
 type informerPrinter struct {
 	inf *relist.Informer
-	// mu serialises lines from the reflector's and the handler's goroutines.
+	// mu serialises lines from the reflector's and the handler's
+	// goroutines, and guards the fields below.
 	mu  sync.Mutex
 	out io.Writer
+	// synced is set once the "synced:" line is printed; store lines follow
+	// changes only after it.
+	synced bool
+	// lastStore is the last store line printed, so that a relist's burst
+	// of notifications prints the new store once.
+	lastStore string
 }
 
 var _ cache.ResourceEventHandler = (*informerPrinter)(nil)
@@ -191,7 +198,30 @@ var _ cache.ResourceEventHandler = (*informerPrinter)(nil)
 func (p *informerPrinter) line(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.lineLocked(format, args...)
+}
+
+func (p *informerPrinter) lineLocked(format string, args ...any) {
 	fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// printSynced prints the store once the first full state has arrived.
+func (p *informerPrinter) printSynced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.synced = true
+	p.lastStore = p.store()
+	p.lineLocked("synced: %s", p.lastStore)
+}
+
+// printStoreIfChanged prints the store after a change, once synced.
+func (p *informerPrinter) printStoreIfChanged() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.store(); p.synced && s != p.lastStore {
+		p.lastStore = s
+		p.lineLocked("store: %s", s)
+	}
 }
 
 // maxPrinted bounds the objects a store line lists.
@@ -211,9 +241,7 @@ func (p *informerPrinter) event(kind string, obj any) {
 	} else {
 		p.line("%-8s %v", kind, obj)
 	}
-	if p.inf.HasSynced() {
-		p.line("store: %s", p.store())
-	}
+	p.printStoreIfChanged()
 }
 
 func (p *informerPrinter) OnAdd(obj any, _ bool) { p.event("ADDED", obj) }
