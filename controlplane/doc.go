@@ -9,6 +9,11 @@
 // Both cmd/minicp and e2e/framework start the stack through Start, so a test
 // runs exactly what a learner runs.
 //
+// Beside the request path it runs the apiserver's etcd compactor every
+// --etcd-compaction-interval (compaction.go), and its readiness check fails
+// while etcd has an alarm raised, naming it (alarms.go). RestoreSnapshot
+// (restore.go) lays a restored etcd member out where Start looks for it.
+//
 // Invariants:
 //   - The kubeconfig is written only after the apiserver answers /readyz, so
 //     its presence on disk means "ready".
@@ -17,5 +22,6 @@
 //     next Start on the same data directory sees every object and revision.
 //
 // The lab pages docs/labs/01-storage-layout.md and 02-resourceversion.md
-// start the control plane this package builds.
+// start the control plane this package builds; 10, 11 and 12 use its
+// compactor, its NOSPACE readiness and RestoreSnapshot.
 package controlplane

@@ -21,6 +21,19 @@
 //	cluster.Client().Put(ctx, "k", "v")
 //	defer cluster.Close()
 //
+// # Maintenance and snapshots
+//
+// maintenance.go and snapshot.go work through any etcd client, so minictl
+// uses them against a running minicp (series part 12, M17; seed section 5,
+// M16): Compact and CompactKeep drop history below a revision (refusing a
+// revision etcd has not reached, or one it is compacted to already);
+// Defragment gives the freed pages back, member by member; ListAlarms and
+// DisarmAlarms handle NOSPACE. SaveSnapshot streams one member's database
+// to a file; RestoreSnapshot builds a one-member data directory from it
+// with etcdutl v3.5, optionally bumping the revision and marking it
+// compacted, after checking the file's checksum and that the target is
+// empty, and stages the result so that a failure changes nothing.
+//
 // # Start-up, step by step
 //
 //  1. Bind every member's listeners (port 0 keeps the kernel's free port;
@@ -60,4 +73,6 @@
 //     /metrics serves them, and so does each member's client port.
 //   - The watch progress notify interval is process-wide in etcd: the last
 //     cluster started sets it for every cluster in the process.
+//   - A refused compaction or restore leaves etcd and the file system as
+//     they were.
 package embedetcd
