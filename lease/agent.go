@@ -31,8 +31,8 @@ type Agent struct {
 	nodes  []*simNode          // fixed by NewAgent
 	byName map[string]*simNode // fixed by NewAgent; read by the informer
 
-	// unregistered counts nodes not yet registered once; the worker that
-	// brings it to 0 closes registered.
+	// unregistered counts nodes that have not yet been registered with a
+	// Lease written; the worker that brings it to 0 closes registered.
 	unregistered atomic.Int64
 	registered   chan struct{}
 
@@ -170,8 +170,8 @@ func (a *Agent) watchOwnNodes(ctx context.Context) {
 	a.factory.Start(ctx.Done())
 }
 
-// WaitRegistered blocks until every node has been registered once, or ctx
-// ends.
+// WaitRegistered blocks until every node has been registered and has
+// written its Lease once, or ctx ends.
 func (a *Agent) WaitRegistered(ctx context.Context) error {
 	select {
 	case <-a.registered:

@@ -77,13 +77,6 @@ func (a *Agent) register(ctx context.Context, n *simNode, now time.Time) error {
 	}
 	n.node = created
 	n.statusAt = now.Add(a.cfg.StatusReportInterval)
-	if !n.everRegistered {
-		n.everRegistered = true
-		a.stats.nodeRegistered()
-		if a.unregistered.Add(-1) == 0 {
-			close(a.registered)
-		}
-	}
 	a.log.Debug("node registered", "node", n.name)
 	return nil
 }
@@ -156,6 +149,13 @@ func (a *Agent) renew(ctx context.Context, n *simNode, now time.Time) error {
 		n.renewAt = now.Add(time.Duration(float64(interval) * (1 + renewJitter*rand.Float64())))
 	}
 	n.lease, n.lastRenew = out, done
+	if !n.everRegistered { // registered, and its Lease exists: it heartbeats
+		n.everRegistered = true
+		a.stats.nodeRegistered()
+		if a.unregistered.Add(-1) == 0 {
+			close(a.registered)
+		}
+	}
 	return nil
 }
 

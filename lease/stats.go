@@ -29,7 +29,8 @@ type Stats struct {
 // Snapshot is one window of Stats: the counters so far and the renewal
 // latencies since the previous snapshot.
 type Snapshot struct {
-	// Registered is the number of nodes registered so far.
+	// Registered is the number of nodes registered so far, each with its
+	// Lease written.
 	Registered int
 	// Renewals, Failures, Conflicts, Lapses and Statuses are totals since
 	// start: successful lease writes, failed requests, 409s answered by a

@@ -45,21 +45,24 @@ func etcdGet(ctx context.Context, client *clientv3.Client, args []string, out io
 			fmt.Fprintf(out, "%s  create_revision=%d mod_revision=%d version=%d\n", kv.Key, kv.CreateRevision, kv.ModRevision, kv.Version)
 			continue
 		}
-		printKV(out, kv)
+		printKV(ctx, client, out, kv)
 	}
 	return nil
 }
 
-func printKV(out io.Writer, kv *mvccpb.KeyValue) {
+// printKV shows one key: its revisions, its etcd lease and what is left of
+// it, and the stored value taken apart.
+func printKV(ctx context.Context, client *clientv3.Client, out io.Writer, kv *mvccpb.KeyValue) {
 	fmt.Fprintf(out, "key:             %s\n", kv.Key)
 	fmt.Fprintf(out, "create_revision: %d\n", kv.CreateRevision)
 	fmt.Fprintf(out, "mod_revision:    %d   <- the object's resourceVersion\n", kv.ModRevision)
 	fmt.Fprintf(out, "version:         %d\n", kv.Version)
 	if kv.Lease != 0 {
-		fmt.Fprintf(out, "lease:           %x\n", kv.Lease)
+		fmt.Fprintf(out, "lease:           %x%s\n", kv.Lease, leaseTTL(ctx, client, clientv3.LeaseID(kv.Lease)))
 	}
 	fmt.Fprintf(out, "value:           %d bytes, %s\n", len(kv.Value), describeValue(kv.Value))
 	fmt.Fprintf(out, "first bytes:     % x\n", kv.Value[:min(24, len(kv.Value))])
+	printStoredValue(out, kv.Value)
 	obj, _, err := registry.Codecs.UniversalDeserializer().Decode(kv.Value, nil, nil)
 	if err != nil {
 		fmt.Fprintf(out, "decoded:         not a Kubernetes object (%v)\n\n", err)
@@ -90,6 +93,9 @@ func etcdStatus(ctx context.Context, client *clientv3.Client, out io.Writer) err
 		fmt.Fprintf(out, "revision:       %d\n", st.Header.Revision)
 		fmt.Fprintf(out, "db size:        %d bytes (in use %d)\n", st.DbSize, st.DbSizeInUse)
 		fmt.Fprintf(out, "version:        %s\n\n", st.Version)
+	}
+	if err := printMembers(ctx, client, out); err != nil {
+		return err
 	}
 	compacted, err := embedetcd.CompactedRevision(ctx, client)
 	if err != nil {

@@ -5,6 +5,11 @@
 //	minictl etcd get /registry/pods/default/nginx
 //	minictl etcd get --prefix --keys-only /registry/
 //	minictl etcd status
+//	minictl etcd move-leader minicp-etcd-1
+//	minictl lease ls
+//
+// It finds etcd from minicp's data directory (--data-dir, where minicp
+// writes its etcd endpoints) or from --etcd-endpoints.
 package main
 
 import (
@@ -15,24 +20,32 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"minicp/controlplane"
 )
 
 const usage = `minictl: look at what minicp stores in etcd
 
 Usage:
-  minictl [--endpoints URLS] etcd get [--prefix] [--keys-only] [--rev N] KEY
-  minictl [--endpoints URLS] etcd status
-  minictl [--endpoints URLS] etcd compact REVISION | --keep N
-  minictl [--endpoints URLS] etcd defrag
-  minictl [--endpoints URLS] etcd alarm list|disarm
-  minictl [--endpoints URL]  snapshot save FILE
+  minictl [ETCD] etcd get [--prefix] [--keys-only] [--rev N] KEY
+  minictl [ETCD] etcd status
+  minictl [ETCD] etcd move-leader MEMBER
+  minictl [ETCD] etcd compact REVISION | --keep N
+  minictl [ETCD] etcd defrag
+  minictl [ETCD] etcd alarm list|disarm
+  minictl [ETCD] lease ls [--prefix KEY]
+  minictl [ETCD] snapshot save FILE
   minictl snapshot restore FILE --data-dir DIR [--bump-revision N --mark-compacted]
-  minictl [--endpoints URLS] relist [--informers K] [--existing M] [--objects N] [--disconnect D] [--compact]
+  minictl [ETCD] relist [--informers K] [--existing M] [--objects N] [--disconnect D] [--compact]
   minictl informer [--kubeconfig FILE] [--namespace NS]
+
+ETCD is --data-dir DIR (default ./minicp-data: the endpoints minicp wrote
+there) or --etcd-endpoints URLS; without either, http://127.0.0.1:2379.
 
 Global flags:
 `
@@ -58,36 +71,44 @@ var clientCommands = map[string]func(ctx context.Context, endpoints, args []stri
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("minictl", flag.ContinueOnError)
-	endpoints := fs.String("endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs (minicp prints its etcd URL at start-up)")
+	flagEndpoints := fs.String("etcd-endpoints", "", "comma-separated etcd client URLs (default: those minicp wrote in --data-dir)")
+	fs.StringVar(flagEndpoints, "endpoints", "", "old name of --etcd-endpoints")
+	dataDir := fs.String("data-dir", "./minicp-data", "minicp's data directory, where it writes its etcd endpoints")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	endpoints := etcdEndpoints(*flagEndpoints, *dataDir)
 	rest := fs.Args()
 	if len(rest) > 0 {
 		if cmd, ok := clientCommands[rest[0]]; ok {
-			return cmd(ctx, splitComma(*endpoints), rest[1:], out)
+			return cmd(ctx, endpoints, rest[1:], out)
 		}
 	}
-	if len(rest) < 2 || rest[0] != "etcd" {
+	if len(rest) < 2 || (rest[0] != "etcd" && rest[0] != "lease") {
 		fs.Usage()
 		return errUsage
 	}
 	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   splitComma(*endpoints),
+		Endpoints:   endpoints,
 		DialTimeout: 3 * time.Second,
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		return fmt.Errorf("connecting to etcd at %s: %w", *endpoints, err)
+		return fmt.Errorf("connecting to etcd at %s: %w", strings.Join(endpoints, ","), err)
 	}
 	defer client.Close()
+	if rest[0] == "lease" {
+		return leaseCommand(ctx, client, rest[1:], out)
+	}
 
 	switch rest[1] {
 	case "get":
 		return etcdGet(ctx, client, rest[2:], out)
 	case "status":
 		return etcdStatus(ctx, client, out)
+	case "move-leader":
+		return moveLeader(ctx, client, rest[2:], out)
 	case "compact":
 		return etcdCompact(ctx, client, rest[2:], out)
 	case "defrag":
@@ -98,4 +119,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("unknown command %q: %w", "etcd "+rest[1], errUsage)
 	}
+}
+
+// defaultEtcdEndpoint is etcd's own default, and minicp's.
+const defaultEtcdEndpoint = "http://127.0.0.1:2379"
+
+// etcdEndpoints picks the endpoints: --etcd-endpoints if given, else those
+// minicp wrote in its data directory, else etcd's default.
+func etcdEndpoints(flagValue, dataDir string) []string {
+	if eps := splitComma(flagValue); len(eps) > 0 {
+		return eps
+	}
+	if eps, err := controlplane.ReadEtcdEndpoints(dataDir); err == nil {
+		return eps
+	}
+	return []string{defaultEtcdEndpoint}
 }

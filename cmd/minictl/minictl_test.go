@@ -31,7 +31,7 @@ func TestEtcdGetShowsKeyRevisionsAndEnvelope(t *testing.T) {
 
 	var out bytes.Buffer
 	endpoints := strings.Join(s.ControlPlane.EtcdEndpoints(), ",")
-	if err := run(ctx, []string{"--endpoints", endpoints, "etcd", "get", "/registry/pods/default/nginx"}, &out); err != nil {
+	if err := run(ctx, []string{"--etcd-endpoints", endpoints, "etcd", "get", "/registry/pods/default/nginx"}, &out); err != nil {
 		t.Fatalf("minictl etcd get: %v", err)
 	}
 	for _, want := range []string{
@@ -39,6 +39,11 @@ func TestEtcdGetShowsKeyRevisionsAndEnvelope(t *testing.T) {
 		fmt.Sprintf("mod_revision:    %s", created.ResourceVersion),
 		`protobuf envelope "k8s\x00" + runtime.Unknown{typeMeta: {apiVersion: v1, kind: Pod}`,
 		"first bytes:     6b 38 73 00",
+		// The envelope field by field, read without a schema.
+		"  field 1 typeMeta (message, ",
+		`    field 2 kind (bytes, 3): "Pod"`,
+		"  field 2 raw (message, ",
+		`      field 1 (bytes, 5): "nginx"`,
 		`"image": "nginx:1.27"`,
 	} {
 		if !strings.Contains(out.String(), want) {
@@ -47,10 +52,11 @@ func TestEtcdGetShowsKeyRevisionsAndEnvelope(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := run(ctx, []string{"--endpoints", endpoints, "etcd", "status"}, &out); err != nil {
+	// Without --etcd-endpoints, minictl finds etcd in minicp's data directory.
+	if err := run(ctx, []string{"--data-dir", s.DataDir, "etcd", "status"}, &out); err != nil {
 		t.Fatalf("minictl etcd status: %v", err)
 	}
-	for _, want := range []string{"is leader: true", "revision:", "alarms:         none"} {
+	for _, want := range []string{"is leader: true", "revision:", "alarms:         none", "members:        minicp-etcd ("} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status output does not contain %q:\n%s", want, out.String())
 		}
