@@ -95,6 +95,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cp.api.Handle("/debug/watchcache", cp.cache.Handler())
+	cp.registerUI()
 	if err := cp.api.Start(); err != nil {
 		return nil, err
 	}

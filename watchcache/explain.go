@@ -119,9 +119,9 @@ func (rc *resourceCache) explainFromLocked(ex *WatchExplanation, from int64) {
 		st := err.Status()
 		ex.Outcome = OutcomeExpired
 		ex.Status = &StatusSummary{Code: st.Code, Reason: string(st.Reason), Message: st.Message}
-		ex.Why = fmt.Sprintf("%d is older than the window, which holds every change after %d and no earlier one: "+
-			"the changes between %d and %d have left it, so the cache cannot replay them. The client must list again (a relist) and watch from the list's resourceVersion",
-			from, rc.window.floor, from, rc.window.floor)
+		ex.Why = fmt.Sprintf("%d is older than the window, which starts at %d: the cache holds every change after %d, but not what happened between %d and %d "+
+			"(a window starts where the cache last listed from etcd, and moves up as old events are evicted). The client must list again (a relist) and watch from the list's resourceVersion",
+			from, rc.window.floor, rc.window.floor, from, rc.window.floor)
 	case from > rc.rv:
 		ex.Outcome = OutcomeWait
 		ex.Why = fmt.Sprintf("%d is ahead of the cache, which has applied every change up to %d: the watch starts now and sends nothing until a change after %d arrives",

@@ -1,0 +1,433 @@
+// minicp live page. Every second it reads minicp's own /debug endpoints
+// and redraws four panels. Everything it shows comes from those answers:
+// the decisions (would a watch be replayed, get 410, or wait?) are asked
+// of the watch cache, not worked out here.
+"use strict";
+
+(function () {
+  const REFRESH_MS = 1000;
+  const TIMEOUT_MS = 4000;
+  const SVG = "http://www.w3.org/2000/svg";
+
+  const state = {
+    paused: false,
+    refreshes: 0,
+    page: 0,
+    filter: "",
+    sort: "name",
+    explain: null, // {resource, rv} once asked
+    seenEvents: new Set(),
+    timer: null,
+  };
+
+  // ---- small helpers -------------------------------------------------
+
+  const $ = (sel) => document.querySelector(sel);
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") e.className = v;
+      else if (k.startsWith("data-")) e.setAttribute(k, v);
+      else if (k === "title") e.title = v;
+      else if (k === "style") e.style.cssText = v;
+      else e.setAttribute(k, v);
+    }
+    for (const kid of kids.flat()) {
+      if (kid === undefined || kid === null) continue;
+      e.append(kid instanceof Node ? kid : String(kid));
+    }
+    return e;
+  }
+
+  function svg(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function setText(sel, text) {
+    const e = $(sel);
+    if (e) e.textContent = text;
+  }
+
+  function bytes(n) {
+    if (!(n > 0)) return "0 B";
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
+  }
+
+  function secs(s) {
+    if (s < 0) return "–";
+    if (s < 10) return s.toFixed(1) + " s";
+    if (s < 120) return Math.round(s) + " s";
+    return Math.round(s / 60) + " min";
+  }
+
+  function gauge(fraction, cls) {
+    const f = Math.max(0, Math.min(1, fraction));
+    return el("span", { class: "gauge " + (cls || "") }, el("span", { style: `width:${(f * 100).toFixed(1)}%` }));
+  }
+
+  // getJSON fetches one view. Failures become errors whose message says
+  // what failed and, when minicp answered, what it said (its Status).
+  async function getJSON(path) {
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
+    try {
+      let resp;
+      try {
+        resp = await fetch(path, { signal: ctl.signal, cache: "no-store" });
+      } catch (e) {
+        const why = e.name === "AbortError" ? `no answer within ${TIMEOUT_MS / 1000} s` : "could not connect";
+        throw new Error(`GET ${path}: ${why}. Is minicp still running at ${location.host}?`);
+      }
+      const text = await resp.text();
+      let body = null;
+      try { body = JSON.parse(text); } catch (_) { /* reported below */ }
+      if (!resp.ok) {
+        const msg = body && body.message ? body.message : text.slice(0, 300);
+        throw new Error(`GET ${path}: ${resp.status} ${resp.statusText || ""} ${msg}`.trim());
+      }
+      if (body === null) throw new Error(`GET ${path}: the answer is not JSON`);
+      return body;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // showErrors puts a panel's failures on top of it and greys out what
+  // it still shows (the last good data) until the next success.
+  function showErrors(panelID, errors) {
+    const panel = document.getElementById(panelID);
+    const box = panel.querySelector(".error");
+    box.hidden = errors.length === 0;
+    box.textContent = errors.map((e) => e.message).join("\n");
+    panel.classList.toggle("stale", errors.length > 0);
+  }
+
+  // ---- panel 1: the revision axis -----------------------------------
+
+  function renderRevisions(etcd, wc) {
+    setText("#etcd-revision", etcd.revision);
+    setText("#etcd-compacted", etcd.compactedRevision || "never");
+    setText("#etcd-history", `${etcd.revision - etcd.compactedRevision} revisions`);
+    const body = $("#windows tbody");
+    body.replaceChildren();
+    for (const r of wc.resources) {
+      if (!r.cached) {
+        body.append(el("tr", { "data-resource": r.resource, "data-cached": "false" },
+          el("td", {}, r.resource), el("td", { colspan: 6, class: "wrap" }, "not cached: every read and watch goes to etcd")));
+        continue;
+      }
+      const w = r.window;
+      body.append(el("tr", { "data-resource": r.resource, "data-cached": "true" },
+        el("td", {}, r.resource + (r.paused ? " (paused)" : "") + (r.ready ? "" : " (listing)")),
+        el("td", { "data-field": "floor" }, w.oldestResourceVersion),
+        el("td", { "data-field": "rv" }, r.resourceVersion),
+        el("td", { "data-field": "lag" }, r.lag || 0),
+        el("td", { "data-field": "events" }, `${w.events} / ${w.capacity}`),
+        el("td", { "data-field": "objects" }, r.objects),
+        el("td", { "data-field": "watchers" }, r.watchers)));
+    }
+    fillResourceChoices(wc.resources);
+    drawAxis(etcd, wc.resources.filter((r) => r.cached));
+  }
+
+  function fillResourceChoices(resources) {
+    const sel = $("#explain-resource");
+    if (sel.options.length === resources.length) return;
+    const keep = sel.value || "pods";
+    sel.replaceChildren(...resources.map((r) => el("option", { value: r.resource }, r.resource)));
+    sel.value = resources.some((r) => r.resource === keep) ? keep : resources[0].resource;
+  }
+
+  function probeRevision() {
+    if (!state.explain) return null;
+    const n = Number(state.explain.rv);
+    return Number.isInteger(n) && n > 0 ? n : null;
+  }
+
+  // drawAxis draws etcd's history [compacted, current] and each cache's
+  // window [floor, resourceVersion] on one revision scale, with the events
+  // each window holds in a darker shade and the probed revision dashed.
+  function drawAxis(etcd, rows) {
+    const axis = $("#axis");
+    const width = Math.max(axis.clientWidth || 0, 400);
+    const left = 120, right = 16, top = 28, rowH = 20;
+    const height = top + (rows.length + 1) * rowH + 22;
+    axis.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    axis.setAttribute("height", height);
+    axis.replaceChildren();
+
+    const probe = probeRevision();
+    let lo = etcd.compactedRevision, hi = etcd.revision;
+    for (const r of rows) {
+      lo = Math.min(lo, r.window.oldestResourceVersion);
+      hi = Math.max(hi, r.resourceVersion);
+    }
+    if (probe !== null) { lo = Math.min(lo, probe); hi = Math.max(hi, probe); }
+    if (hi - lo < 10) lo = Math.max(0, hi - 10);
+    const span = Math.max(hi - lo, 1);
+    const x = (rev) => left + ((rev - lo) / span) * (width - left - right);
+    const bottom = top + (rows.length + 1) * rowH;
+
+    for (const t of ticks(lo, hi, 6)) {
+      axis.append(svg("line", { class: "tick", x1: x(t), x2: x(t), y1: top - 4, y2: bottom }));
+      axis.append(svg("text", { x: x(t), y: bottom + 14, "text-anchor": "middle" }, t));
+    }
+    axis.append(svg("text", { class: "row-label", x: 0, y: top + 13 }, "etcd history"));
+    axis.append(svg("rect", { class: "etcd", x: x(etcd.compactedRevision), y: top, width: Math.max(x(etcd.revision) - x(etcd.compactedRevision), 2), height: rowH - 6 }));
+    rows.forEach((r, i) => {
+      const y = top + (i + 1) * rowH;
+      const w = r.window;
+      axis.append(svg("text", { class: "row-label", x: 0, y: y + 13 }, `${r.resource.split(".")[0]} cache`));
+      axis.append(svg("rect", { class: "window", x: x(w.oldestResourceVersion), y, width: Math.max(x(r.resourceVersion) - x(w.oldestResourceVersion), 2), height: rowH - 6 },
+      ));
+      if (w.events > 0) {
+        axis.append(svg("rect", { class: "held", x: x(w.firstEventResourceVersion) - 1, y: y + 4, width: Math.max(x(w.lastEventResourceVersion) - x(w.firstEventResourceVersion), 0) + 2, height: rowH - 14 }));
+      }
+    });
+    axis.append(svg("line", { class: "compacted", x1: x(etcd.compactedRevision), x2: x(etcd.compactedRevision), y1: top - 8, y2: bottom }));
+    axis.append(svg("text", { class: "compacted-label", x: x(etcd.compactedRevision), y: top - 12, "text-anchor": "middle" }, `compacted ${etcd.compactedRevision}`));
+    axis.append(svg("line", { class: "current", x1: x(etcd.revision), x2: x(etcd.revision), y1: top - 8, y2: bottom }));
+    axis.append(svg("text", { class: "current-label", x: x(etcd.revision), y: top - 12, "text-anchor": "end" }, `now ${etcd.revision}`));
+    if (probe !== null) {
+      axis.append(svg("line", { class: "probe", x1: x(probe), x2: x(probe), y1: top - 4, y2: bottom }));
+      axis.append(svg("text", { class: "probe-label", x: x(probe) + 3, y: bottom - 2 }, `watch from ${probe}`));
+    }
+  }
+
+  function ticks(lo, hi, n) {
+    const raw = (hi - lo) / n;
+    const mag = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
+    const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || mag * 10;
+    const out = [];
+    for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) out.push(t);
+    return out;
+  }
+
+  // ---- the explainer: asked of the watch cache ----------------------
+
+  async function refreshExplain() {
+    const box = $("#explain-result");
+    if (!state.explain) return;
+    const { resource, rv } = state.explain;
+    const path = `/debug/watchcache/${encodeURIComponent(resource)}/explain?resourceVersion=${encodeURIComponent(rv)}`;
+    try {
+      const ex = await getJSON(path);
+      const verdicts = { replay: "replayed from the cache", expired: "410 Gone", wait: "waited on", state: "current state first", etcd: "served by etcd", "not-ready": "waits for the cache" };
+      const parts = [el("span", { class: "verdict " + ex.outcome, "data-outcome": ex.outcome }, verdicts[ex.outcome] || ex.outcome), ex.why];
+      if (ex.status) parts.push(el("div", { class: "note" }, `the client gets: ${ex.status.code} ${ex.status.reason}: "${ex.status.message}"`));
+      box.replaceChildren(...parts);
+    } catch (e) {
+      box.replaceChildren(el("div", { class: "error" }, e.message));
+    }
+  }
+
+  // ---- panel 2: nodes and leases ------------------------------------
+
+  function renderMembers(etcd) {
+    const body = $("#members tbody");
+    body.replaceChildren(...etcd.members.map((m) => el("tr", { "data-member": m.name },
+      el("td", { title: `member ${m.id} at ${m.clientURL}` }, m.name),
+      el("td", { "data-field": "role", class: m.isLeader ? "ok" : (m.running ? "" : "bad") }, m.running ? (m.isLeader ? "★ leader" : "follower") : "not running"),
+      el("td", { "data-field": "term" }, m.running ? m.raftTerm : "–"),
+      el("td", {}, m.running ? m.revision : "–"),
+      el("td", {}, m.running ? `${bytes(m.dbSize)} (in use ${bytes(m.dbSizeInUse)})` : "–"))));
+    const cp = etcd.leaseCheckpoint;
+    setText("#checkpoint", !cp ? "Lease checkpointing: not reported by an external etcd v3.5."
+      : cp.enabled ? `Lease checkpointing is on (every ${cp.interval}): a new leader keeps the remaining TTL of leases with more than ${cp.interval} left.`
+        : "Lease checkpointing is off: when the leader changes, every etcd lease's TTL starts again from its granted value. Watch the TTL column jump after a move-leader.");
+  }
+
+  function renderNodes(v) {
+    setText("#nodes-total", v.total);
+    setText("#nodes-ready", v.ready.True);
+    setText("#nodes-notready", v.ready.False);
+    setText("#nodes-unknown", v.ready.Unknown + v.ready.None);
+    const grace = v.gracePeriodSeconds || v.ages.bucketSeconds * (v.ages.counts.length - 1);
+    setText("#nodes-grace", v.controllerRunning ? secs(grace) : "no controller");
+    drawAges(v.ages, grace);
+    state.page = Math.min(state.page, v.pages - 1);
+    setText("#nodes-page", `page ${v.page + 1} of ${v.pages} (${v.matching} nodes)`);
+    $("#nodes-prev").disabled = v.page <= 0;
+    $("#nodes-next").disabled = v.page >= v.pages - 1;
+    const notes = [];
+    if (!v.controllerRunning) notes.push("No node lifecycle controller runs in this minicp: nothing marks silent nodes Unknown; ages are drawn against upstream's 50 s grace period.");
+    if (v.noLease > 0) notes.push(`${v.noLease} node(s) have no Lease in kube-node-lease.`);
+    if (v.etcdLeaseError) notes.push(v.etcdLeaseError);
+    setText("#nodes-note", notes.join(" "));
+
+    const body = $("#nodes tbody");
+    body.replaceChildren(...v.nodes.map((n) => {
+      const age = n.secondsSinceRenewal;
+      const frac = age < 0 ? 0 : age / grace;
+      const cls = frac >= 1 ? "over" : frac >= 0.5 ? "late" : "";
+      const readyCls = n.ready === "True" ? "ok" : n.ready === "False" ? "warn" : "bad";
+      return el("tr", { "data-node": n.name },
+        el("td", {}, n.name),
+        el("td", { class: readyCls, title: n.readyReason || "" }, el("span", { "data-field": "ready" }, n.ready), n.unreachable ? " ⚠ unreachable" : ""),
+        el("td", { "data-field": "age", "data-seconds": age.toFixed(1) }, age < 0 ? "no Lease" : [gauge(frac, cls), `${secs(age)} of ${secs(grace)}`]),
+        el("td", { title: n.leaseDurationSeconds ? `leaseDurationSeconds ${n.leaseDurationSeconds}: renewed every ${secs(n.leaseDurationSeconds / 4)}` : "" }, n.leaseDurationSeconds ? `${n.leaseDurationSeconds} s` : "–"),
+        el("td", { "data-field": "etcd-lease" }, n.etcdLease ? n.etcdLease.id : "plain key"),
+        el("td", { "data-field": "ttl", "data-ttl": n.etcdLease ? n.etcdLease.ttl : "" }, ttlCell(n.etcdLease)));
+    }));
+  }
+
+  function ttlCell(l) {
+    if (!l) return "no etcd lease";
+    if (l.ttl < 0) return "expired: etcd deleted the key";
+    return [gauge(l.ttl / Math.max(l.grantedTTL, 1), "ttl"), `${l.ttl} s of ${l.grantedTTL} s`];
+  }
+
+  function drawAges(ages, grace) {
+    const box = $("#ages");
+    const maxCount = Math.max(1, ...ages.counts);
+    const last = ages.counts.length - 1;
+    box.replaceChildren(...ages.counts.map((c, i) => {
+      const from = i * ages.bucketSeconds;
+      const cls = i === last ? "col over" : from >= grace / 2 ? "col late" : "col";
+      const label = i === last ? `${c} node(s) silent for the grace period or longer` : `${c} node(s) renewed ${secs(from)}–${secs(from + ages.bucketSeconds)} ago`;
+      return el("div", { class: cls, style: `height:${(100 * c) / maxCount}%`, title: label });
+    }));
+    const axis = box.nextElementSibling && box.nextElementSibling.classList.contains("histogram-axis") ? box.nextElementSibling : null;
+    const labels = el("div", { class: "histogram-axis" }, el("span", {}, "renewed just now"), el("span", {}, `grace period (${secs(grace)}) →`));
+    if (axis) axis.replaceWith(labels); else box.after(labels);
+  }
+
+  // ---- panel 3: the event tape --------------------------------------
+
+  function renderEvents(v) {
+    const hide = $("#hide-leases").checked;
+    const events = v.events.filter((e) => !(hide && e.resource === "leases.coordination.k8s.io"));
+    const firstLoad = state.seenEvents.size === 0;
+    const seen = new Set();
+    const rows = events.map((e) => {
+      const key = `${e.resourceVersion}/${e.resource}/${e.namespace || ""}/${e.name}`;
+      seen.add(key);
+      const fresh = !firstLoad && !state.seenEvents.has(key);
+      return el("tr", { class: fresh ? "fresh" : "", "data-rv": e.resourceVersion },
+        el("td", {}, e.resourceVersion),
+        el("td", { class: "t-" + e.type }, e.type),
+        el("td", {}, e.resource),
+        el("td", {}, e.namespace ? `${e.namespace}/${e.name}` : e.name));
+    });
+    state.seenEvents = seen;
+    $("#events tbody").replaceChildren(...rows);
+    setText("#events-note", v.message || (events.length === 0 ? "No events held yet: write something (kubectl create ...)." : ""));
+  }
+
+  // ---- panel 4: load -------------------------------------------------
+
+  function renderLoad(v) {
+    setText("#load-window", v.windowSeconds > 0 ? `(over the last ${v.windowSeconds.toFixed(0)} s)` : "(measuring…)");
+    const top = Math.max(1, ...v.requests.map((r) => r.perSecond));
+    const reqs = [...v.requests].sort((a, b) => b.perSecond - a.perSecond || b.total - a.total);
+    $("#verbs").replaceChildren(...(reqs.length ? reqs.map((r) => el("div", { class: "bar " + r.verb, "data-verb": r.verb },
+      el("span", {}, r.verb),
+      el("span", { class: "track" }, el("span", { class: "fill", style: `width:${((100 * r.perSecond) / top).toFixed(1)}%; display:block` })),
+      el("span", { title: `${r.total} since start` }, `${r.perSecond.toFixed(1)} /s`))) : [el("p", { class: "note" }, "no API requests yet")]));
+    $("#etcd-ops tbody").replaceChildren(...v.etcd.map((o) => el("tr", {},
+      el("td", {}, o.operation),
+      el("td", {}, o.perSecond.toFixed(1)),
+      el("td", {}, o.p99Seconds < 0 ? "–" : `${(o.p99Seconds * 1000).toFixed(1)} ms`))));
+  }
+
+  function renderDatabase(etcd) {
+    const bar = $("#db-bar");
+    if (etcd.quotaBytes > 0) {
+      const f = etcd.dbSize / etcd.quotaBytes;
+      bar.style.width = `${Math.min(100, f * 100).toFixed(2)}%`;
+      bar.className = "meter-fill" + (f >= 0.95 ? " full" : f >= 0.7 ? " high" : "");
+      setText("#db-text", `${bytes(etcd.dbSize)} of the ${bytes(etcd.quotaBytes)} quota (${(f * 100).toFixed(2)}%); ${bytes(etcd.dbSizeInUse)} in use. Compaction frees pages inside the file; only a defragmentation gives them back.`);
+    } else {
+      bar.style.width = "0";
+      setText("#db-text", `${bytes(etcd.dbSize)} (${bytes(etcd.dbSizeInUse)} in use); the quota is not reported by an external etcd v3.5 (its default is 2 GiB).`);
+    }
+    const list = $("#alarms");
+    list.replaceChildren(...(etcd.alarms.length ? etcd.alarms.map((a) => el("li", {}, a + (a.startsWith("NOSPACE") ? ": etcd refuses writes; compact, defragment, then disarm" : "")))
+      : [el("li", { class: "none" }, "none")]));
+  }
+
+  // ---- the refresh loop ---------------------------------------------
+
+  function nodesPath() {
+    const q = new URLSearchParams({ page: state.page, pageSize: 50, sort: state.sort });
+    if (state.filter) q.set("ready", state.filter);
+    return "/debug/nodes?" + q;
+  }
+
+  async function refresh() {
+    const paths = ["/debug/etcd", "/debug/watchcache", nodesPath(), "/debug/events", "/debug/load"];
+    const results = await Promise.allSettled(paths.map(getJSON));
+    const [etcd, wc, nodes, events, load] = results.map((r) => (r.status === "fulfilled" ? r.value : null));
+    const err = (i) => (results[i].status === "rejected" ? [results[i].reason] : []);
+
+    const revErrors = [...err(0), ...err(1)];
+    if (etcd && wc) renderRevisions(etcd, wc);
+    await refreshExplain();
+    showErrors("panel-revisions", revErrors);
+
+    if (etcd) renderMembers(etcd);
+    if (nodes) renderNodes(nodes);
+    showErrors("panel-nodes", [...err(0), ...err(2)]);
+
+    if (events) renderEvents(events);
+    showErrors("panel-events", err(3));
+
+    if (load) renderLoad(load);
+    if (etcd) { renderDatabase(etcd); }
+    showErrors("panel-load", [...err(4), ...err(0)]);
+
+    const failed = results.filter((r) => r.status === "rejected").length;
+    const banner = $("#banner");
+    banner.hidden = failed < results.length;
+    banner.textContent = `minicp at ${location.host} is not answering; the page keeps trying every second. (${results[0].reason && results[0].reason.message})`;
+    const pill = $("#refresh-state");
+    pill.className = "pill " + (failed ? "bad" : "ok");
+    pill.textContent = failed ? `${failed} of ${results.length} views failing` : `updated ${new Date().toLocaleTimeString()}`;
+    state.refreshes++;
+    document.body.dataset.refreshes = state.refreshes;
+  }
+
+  async function loop() {
+    state.timer = null;
+    if (!state.paused) {
+      try {
+        await refresh();
+      } catch (e) {
+        const banner = $("#banner");
+        banner.hidden = false;
+        banner.textContent = "The page failed to draw: " + e.message;
+      }
+    }
+    state.timer = setTimeout(loop, REFRESH_MS);
+  }
+
+  function refreshNow() {
+    if (state.timer !== null) { clearTimeout(state.timer); loop(); }
+  }
+
+  $("#pause").addEventListener("click", () => {
+    state.paused = !state.paused;
+    $("#pause").textContent = state.paused ? "Resume" : "Pause";
+    setText("#refresh-state", state.paused ? "paused" : "resuming…");
+  });
+  $("#explain").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    state.explain = { resource: $("#explain-resource").value, rv: $("#explain-rv").value.trim() };
+    refreshNow();
+  });
+  $("#nodes-filter").addEventListener("change", (ev) => { state.filter = ev.target.value; state.page = 0; refreshNow(); });
+  $("#nodes-sort").addEventListener("change", (ev) => { state.sort = ev.target.value; state.page = 0; refreshNow(); });
+  $("#nodes-prev").addEventListener("click", () => { state.page = Math.max(0, state.page - 1); refreshNow(); });
+  $("#nodes-next").addEventListener("click", () => { state.page++; refreshNow(); });
+  $("#hide-leases").addEventListener("change", refreshNow);
+
+  loop();
+})();
