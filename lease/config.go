@@ -30,6 +30,9 @@ const (
 	renewFraction = 0.25
 	// renewJitter: each renewal comes 0-4% late (wait.JitterUntil(..., 0.04)).
 	renewJitter = 0.04
+	// maxUpdateRetries bounds the lease writes of one renewal that are
+	// refused with 409 and retried from a fresh read at once.
+	maxUpdateRetries = 5
 	// Failed requests are retried after 200 ms, doubling up to 7 s.
 	initialBackoff = 200 * time.Millisecond
 	maxBackoff     = 7 * time.Second

@@ -56,7 +56,8 @@
 //     the schedule or with exactly one worker, so its state needs no lock.
 //   - A renewal writes from the last Lease the node wrote (its
 //     resourceVersion), with no GET; only a 409 Conflict, a 404 or a first
-//     start makes it read the Lease.
+//     start makes it read the Lease, and a renewal makes at most 5 writes
+//     in a row (upstream's maxUpdateRetries) before it backs off.
 //   - A failed request is retried after a backoff of 200 ms doubling to
 //     7 s; a worker never sleeps, the schedule holds the node until then.
 //   - The agent's goroutines are the schedule, Workers workers and the

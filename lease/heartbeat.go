@@ -109,29 +109,15 @@ func (a *Agent) postStatus(ctx context.Context, n *simNode, now time.Time) error
 	return nil
 }
 
-// renew writes n's Lease with renewTime now. It writes from the last Lease
-// it wrote, with no GET; it reads the Lease only when it does not know it
-// yet or the write was refused with 409 Conflict (someone else wrote it),
-// and creates it when it is missing.
+// renew writes n's Lease with renewTime now and schedules the next
+// renewal.
 func (a *Agent) renew(ctx context.Context, n *simNode, now time.Time) error {
 	start := a.clock.Now()
-	leases := a.client.CoordinationV1().Leases(NodeLeaseNamespace)
-	var out *coordinationv1.Lease
-	var err error
-	if n.lease != nil {
-		out, err = leases.Update(ctx, renewed(n.lease, now), metav1.UpdateOptions{})
-		switch {
-		case apierrors.IsConflict(err):
-			a.stats.RecordConflict()
-			n.lease = nil // fall through to a fresh read
-		case apierrors.IsNotFound(err):
-			n.lease = nil // fall through to create it
-		}
-	}
-	if n.lease == nil {
-		out, err = a.ensureLease(ctx, n, now)
-	}
+	out, err := a.writeLease(ctx, n, now)
 	if err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			n.lease = nil // read it afresh next time
+		}
 		return err
 	}
 	done := a.clock.Now()
@@ -159,21 +145,55 @@ func (a *Agent) renew(ctx context.Context, n *simNode, now time.Time) error {
 	return nil
 }
 
-// ensureLease reads n's Lease and renews it, or creates it if missing.
-func (a *Agent) ensureLease(ctx context.Context, n *simNode, now time.Time) (*coordinationv1.Lease, error) {
+// writeLease renews n's Lease as upstream's lease controller does: from
+// the last Lease it wrote, with no GET; after a 409 Conflict (someone else
+// wrote it) or a 404, from a fresh read, or a create; at most
+// maxUpdateRetries writes in a row.
+func (a *Agent) writeLease(ctx context.Context, n *simNode, now time.Time) (*coordinationv1.Lease, error) {
 	leases := a.client.CoordinationV1().Leases(NodeLeaseNamespace)
-	current, err := leases.Get(ctx, n.name, metav1.GetOptions{})
+	base := n.lease
+	for attempt := 1; ; attempt++ {
+		if base == nil {
+			current, created, err := a.readLease(ctx, n, now)
+			if err != nil || created {
+				return current, err
+			}
+			base = current
+		}
+		out, err := leases.Update(ctx, renewed(base, now), metav1.UpdateOptions{})
+		if err == nil || attempt == maxUpdateRetries {
+			return out, err
+		}
+		switch {
+		case apierrors.IsConflict(err):
+			a.stats.RecordConflict()
+			base = nil
+		case apierrors.IsNotFound(err):
+			base = nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// readLease reads n's Lease, with the fields its node owns set as they
+// should be, or creates it if it is missing (created: that write was the
+// renewal).
+func (a *Agent) readLease(ctx context.Context, n *simNode, now time.Time) (l *coordinationv1.Lease, created bool, err error) {
+	leases := a.client.CoordinationV1().Leases(NodeLeaseNamespace)
+	want := newLease(n.node, a.cfg.LeaseDuration, now)
+	l, err = leases.Get(ctx, n.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return leases.Create(ctx, newLease(n.node, a.cfg.LeaseDuration, now), metav1.CreateOptions{})
+		l, err = leases.Create(ctx, want, metav1.CreateOptions{})
+		return l, err == nil, err
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	want := newLease(n.node, a.cfg.LeaseDuration, now)
-	current.Spec.HolderIdentity = want.Spec.HolderIdentity
-	current.Spec.LeaseDurationSeconds = want.Spec.LeaseDurationSeconds
-	current.OwnerReferences = want.OwnerReferences
-	return leases.Update(ctx, renewed(current, now), metav1.UpdateOptions{})
+	l.Spec.HolderIdentity = want.Spec.HolderIdentity
+	l.Spec.LeaseDurationSeconds = want.Spec.LeaseDurationSeconds
+	l.OwnerReferences = want.OwnerReferences
+	return l, false, nil
 }
 
 // renewed returns a copy of l with renewTime now.

@@ -1,0 +1,298 @@
+package e2e
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"minicp/controlplane"
+	"minicp/e2e/framework"
+	"minicp/lease"
+)
+
+// nodeStack starts minicp with the node lifecycle controller at the given
+// grace period, checking nodes every 250 ms, and no in-process nodes.
+func nodeStack(t *testing.T, grace time.Duration, binding bool) *framework.Stack {
+	return framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
+		c.Nodes.LifecycleController = true
+		c.Nodes.Controller.GracePeriod = grace
+		c.Nodes.Controller.MonitorPeriod = monitorPeriod
+		c.Nodes.LeaseEtcdBinding = binding
+	}})
+}
+
+const monitorPeriod = 250 * time.Millisecond
+
+// startAgent runs a kubelet-sim-like agent for the named nodes' prefix
+// against s, and returns it running; the caller stops it (and t.Cleanup
+// does, if the test ends first).
+func startAgent(t *testing.T, s *framework.Stack, nodes int, prefix string, duration time.Duration) *lease.Agent {
+	t.Helper()
+	cfg := lease.NewAgentConfig()
+	cfg.Nodes, cfg.NodePrefix, cfg.LeaseDuration, cfg.Workers = nodes, prefix, duration, 8
+	cs, closeIdle, err := lease.NewClientset(s.RESTConfig, cfg.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := lease.NewAgent(cfg, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	t.Cleanup(func() { a.Stop(); closeIdle() })
+	if err := a.WaitRegistered(framework.Context(t, 20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// lastHeartbeat returns the renewTime of a stopped node's Lease: the time
+// of its last heartbeat.
+func lastHeartbeat(t *testing.T, s *framework.Stack, name string) time.Time {
+	t.Helper()
+	l, err := s.Clientset.CoordinationV1().Leases(lease.NodeLeaseNamespace).Get(framework.Context(t, 10*time.Second), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Spec.RenewTime.Time
+}
+
+func getNodeE2E(t *testing.T, s *framework.Stack, name string) *corev1.Node {
+	t.Helper()
+	n, err := s.Clientset.CoreV1().Nodes().Get(framework.Context(t, 10*time.Second), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func readyCondition(n *corev1.Node) corev1.NodeCondition {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c
+		}
+	}
+	return corev1.NodeCondition{}
+}
+
+func taintKeys(n *corev1.Node) map[string]bool {
+	keys := map[string]bool{}
+	for _, t := range n.Spec.Taints {
+		keys[t.Key+":"+string(t.Effect)] = true
+	}
+	return keys
+}
+
+// waitReady polls the node until its Ready condition has the given status
+// and returns it with the time the poll saw it (the condition's own
+// lastTransitionTime has whole seconds only).
+func waitReady(t *testing.T, s *framework.Stack, name string, status corev1.ConditionStatus, timeout time.Duration) (*corev1.Node, time.Time) {
+	t.Helper()
+	var node *corev1.Node
+	framework.Eventually(t, timeout, "node "+name+" Ready="+string(status), func() bool {
+		node = getNodeE2E(t, s, name)
+		return readyCondition(node).Status == status
+	})
+	return node, time.Now()
+}
+
+// Seed section 4 (M11): a node whose kubelet stops goes Ready=Unknown with
+// upstream's reason once its Lease has not been renewed for the grace
+// period, gets the unreachable taints, and is Ready without them once its
+// kubelet is back. Upstream's Node Lease keys are plain (no etcd binding),
+// so the grace period is the only signal here.
+func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
+	const grace = 3 * time.Second
+	s := nodeStack(t, grace, false)
+	agent := startAgent(t, s, 1, "worker-", 4*time.Second) // renewed every second
+	_, _ = waitReady(t, s, "worker-0", corev1.ConditionTrue, 10*time.Second)
+
+	agent.Stop()
+	last := lastHeartbeat(t, s, "worker-0")
+	node, seen := waitReady(t, s, "worker-0", corev1.ConditionUnknown, 3*grace)
+	ready := readyCondition(node)
+	detected := seen.Sub(last)
+	t.Logf("last heartbeat to Ready=Unknown: %v (grace period %v, monitor period %v)", detected, grace, monitorPeriod)
+	if ready.Reason != "NodeStatusUnknown" || ready.Message != "Kubelet stopped posting node status." {
+		t.Errorf("Ready: got reason %q message %q, want NodeStatusUnknown %q", ready.Reason, ready.Message, "Kubelet stopped posting node status.")
+	}
+	// The controller sees a renewal at its next pass (up to one monitor
+	// period late) and declares the node silent at the first pass after
+	// the grace period (up to one more); the test polls every 20 ms.
+	if detected < grace || detected > grace+2*monitorPeriod+200*time.Millisecond {
+		t.Errorf("detected %v after the last heartbeat, want within the grace period %v plus two monitor periods", detected, grace)
+	}
+	framework.Eventually(t, 5*time.Second, "the unreachable taints", func() bool {
+		keys := taintKeys(getNodeE2E(t, s, "worker-0"))
+		return keys["node.kubernetes.io/unreachable:NoSchedule"] && keys["node.kubernetes.io/unreachable:NoExecute"]
+	})
+
+	startAgent(t, s, 1, "worker-", 4*time.Second)
+	_, _ = waitReady(t, s, "worker-0", corev1.ConditionTrue, 10*time.Second)
+	framework.Eventually(t, 5*time.Second, "the taints to go", func() bool {
+		return len(getNodeE2E(t, s, "worker-0").Spec.Taints) == 0
+	})
+}
+
+// Seed section 4 (M12): with minicp's etcd binding, a dead node's Lease
+// key is deleted by etcd when its TTL (leaseDurationSeconds) runs out after
+// the last renewal; watchers see DELETED, and the controller marks the node
+// long before its grace period would.
+func TestADeadNodesLeaseKeyIsDeletedByEtcdAfterItsTTL(t *testing.T) {
+	const grace, duration = 30 * time.Second, 2 * time.Second
+	s := nodeStack(t, grace, true)
+	agent := startAgent(t, s, 1, "worker-", duration)
+	key := "/registry/leases/kube-node-lease/worker-0"
+	ctx := framework.Context(t, 30*time.Second)
+	get, err := s.Etcd.Get(ctx, key)
+	if err != nil || len(get.Kvs) != 1 || get.Kvs[0].Lease == 0 {
+		t.Fatalf("node lease key: %v, %v; want one key bound to an etcd lease", get, err)
+	}
+
+	agent.Stop()
+	last := lastHeartbeat(t, s, "worker-0")
+	deleted := watchDelete(ctx, t, s.Etcd, key, get.Header.Revision)
+	_, marked := waitReady(t, s, "worker-0", corev1.ConditionUnknown, grace/2)
+	t.Logf("last heartbeat to DELETED: %v (TTL %v); to Ready=Unknown: %v (grace period %v)", deleted.Sub(last), duration, marked.Sub(last), grace)
+	// etcd's lessor looks for expired leases every 500 ms.
+	if d := deleted.Sub(last); d < duration || d > duration+time.Second {
+		t.Errorf("key deleted %v after the last heartbeat, want between the TTL %v and a second more", d, duration)
+	}
+	if d := marked.Sub(deleted); d > monitorPeriod+200*time.Millisecond {
+		t.Errorf("node marked %v after its lease key was deleted, want within a monitor period", d)
+	}
+}
+
+// watchDelete waits for the DELETE of key after revision rev and returns
+// when it arrived.
+func watchDelete(ctx context.Context, t *testing.T, c *clientv3.Client, key string, rev int64) time.Time {
+	t.Helper()
+	for resp := range c.Watch(ctx, key, clientv3.WithRev(rev+1)) {
+		if err := resp.Err(); err != nil {
+			t.Fatalf("watching %s: %v", key, err)
+		}
+		for _, ev := range resp.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				return time.Now()
+			}
+		}
+	}
+	t.Fatalf("watch of %s ended without a DELETE: %v", key, ctx.Err())
+	return time.Time{}
+}
+
+// Heartbeats stay correct when someone else writes the Lease too: the
+// agent answers each 409 with one read, keeps renewing on time, and keeps
+// what the other writer wrote.
+func TestRenewalsStayOnTimeUnderConflictsFromAnotherWriter(t *testing.T) {
+	s := nodeStack(t, time.Minute, false)
+	agent := startAgent(t, s, 1, "worker-", 2*time.Second) // renewed every 500 ms
+	leases := s.Clientset.CoordinationV1().Leases(lease.NodeLeaseNamespace)
+	ctx := framework.Context(t, 30*time.Second)
+
+	w, err := leases.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=worker-0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	stop := time.Now().Add(3 * time.Second)
+	writes := 0
+	for time.Now().Before(stop) { // another writer, a hundred times a second
+		l, err := leases.Get(ctx, "worker-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Annotations["example.com/writes"] = time.Now().Format(time.RFC3339Nano)
+		if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err == nil {
+			writes++
+		}
+		time.Sleep(10 * time.Millisecond) // pacing the writer, not waiting for a condition
+	}
+
+	snap := agent.Snapshot()
+	t.Logf("other writer: %d writes; agent: %d renewals, %d conflicts, %d failures, %d lapses", writes, snap.Renewals, snap.Conflicts, snap.Failures, snap.Lapses)
+	if snap.Conflicts == 0 || snap.Lapses != 0 || snap.Failures != 0 {
+		t.Errorf("agent: got %d conflicts, %d lapses, %d failures; want some conflicts and no lapse or failure", snap.Conflicts, snap.Lapses, snap.Failures)
+	}
+	maxGap := renewalGap(t, w)
+	if maxGap > time.Second {
+		t.Errorf("longest gap between renewals: %v, want about 500 ms", maxGap)
+	}
+	final, err := leases.Get(ctx, "worker-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Annotations["example.com/writes"] == "" || *final.Spec.HolderIdentity != "worker-0" {
+		t.Errorf("lease after the conflicts: annotations %v, holder %q; want the other writer's annotation and holder worker-0", final.Annotations, *final.Spec.HolderIdentity)
+	}
+}
+
+// renewalGap reads the watch's events so far and returns the longest time
+// between two successive renewTimes.
+func renewalGap(t *testing.T, w watch.Interface) time.Duration {
+	t.Helper()
+	var prev time.Time
+	var gap time.Duration
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the lease watch ended early")
+			}
+			l, ok := ev.Object.(*coordinationv1.Lease)
+			if !ok || l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(prev) {
+				continue
+			}
+			if !prev.IsZero() {
+				gap = max(gap, l.Spec.RenewTime.Sub(prev))
+			}
+			prev = l.Spec.RenewTime.Time
+		case <-time.After(300 * time.Millisecond): // caught up
+			if prev.IsZero() {
+				t.Fatal("the lease watch saw no renewal")
+			}
+			return gap
+		}
+	}
+}
+
+// A stopped agent leaves nothing running, on either side of the HTTP
+// connection: its schedule, workers and informer return, and once its
+// idle connections are closed the apiserver's goroutines for them end.
+func TestAStoppedAgentLeavesNoGoroutinesRunning(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	before := runtime.NumGoroutine()
+	cfg := lease.NewAgentConfig()
+	cfg.Nodes, cfg.NodePrefix, cfg.Workers = 100, "worker-", 16
+	cs, closeIdle, err := lease.NewClientset(s.RESTConfig, cfg.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := lease.NewAgent(cfg, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	if err := a.WaitRegistered(framework.Context(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	during := runtime.NumGoroutine()
+	a.Stop()
+	closeIdle()
+	var after int
+	framework.Eventually(t, 10*time.Second, "goroutines back to their number before the agent", func() bool {
+		after = runtime.NumGoroutine()
+		return after <= before
+	})
+	t.Logf("goroutines: %d before, %d with 100 nodes running, %d after Stop", before, during, after)
+}
