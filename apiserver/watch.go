@@ -82,7 +82,9 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 				s.log.Debug("watch stream ended", "path", req.URL.Path, "err", err)
 				return nil
 			}
-			flusher.Flush()
+			if len(watcher.ResultChan()) == 0 {
+				flusher.Flush() // unless more events wait: then they go out together
+			}
 			gv := res.GroupVersion
 			s.metrics.observeWatchEvent(gv.Group, gv.Version, res.Name, counted.n)
 			if isInitialEventsEnd(event) {
@@ -157,6 +159,21 @@ func isInitialEventsEnd(event watch.Event) bool {
 
 // encode writes one event as one frame.
 func (e *watchEncoder) encode(w io.Writer, event watch.Event) error {
+	framed := e.out.info.StreamSerializer.Framer.NewFrameWriter(w)
+	if co, ok := event.Object.(runtime.CacheableObject); ok && e.out.as == "" {
+		// A watch cache event, shared by every watcher: the whole frame is
+		// encoded once per media type and event type, then only copied
+		// (upstream's watchEncoder does the same).
+		id := runtime.Identifier(fmt.Sprintf("watch-event;%s;%s;%s", e.contentType, e.res.GroupVersion, event.Type))
+		return co.CacheEncode(id, func(obj runtime.Object, out io.Writer) error {
+			return e.encodeFrame(out, watch.Event{Type: event.Type, Object: obj})
+		}, framed)
+	}
+	return e.encodeFrame(framed, event)
+}
+
+// encodeFrame writes one WatchEvent, its object encoded on its own.
+func (e *watchEncoder) encodeFrame(w io.Writer, event watch.Event) error {
 	obj, gv, err := e.transform(event)
 	if err != nil {
 		return err
@@ -166,8 +183,7 @@ func (e *watchEncoder) encode(w io.Writer, event watch.Event) error {
 		return err
 	}
 	frame := &metav1.WatchEvent{Type: string(event.Type), Object: runtime.RawExtension{Raw: embedded.Bytes()}}
-	framed := e.out.info.StreamSerializer.Framer.NewFrameWriter(w)
-	return streaming.NewEncoder(framed, e.streaming).Encode(frame)
+	return streaming.NewEncoder(w, e.streaming).Encode(frame)
 }
 
 // transform gives an event's object the form the client asked for. ERROR

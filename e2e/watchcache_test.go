@@ -270,11 +270,19 @@ func TestAnInformerSyncsFromTheCacheInWatchListModeAndSeesEveryChange(t *testing
 		t.Fatal(err)
 	}
 	want := "add before-0,add before-1,add before-2,add after,update after,delete before-0"
-	framework.Eventually(t, 10*time.Second, "the informer's handler to see "+want, func() bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
 		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(seen, ",") == want
-	})
+		got := strings.Join(seen, ",")
+		mu.Unlock()
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the informer's handler saw %q, want %q", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Seed section 3 (lab 04): a LIST at resourceVersion 0 takes whatever the

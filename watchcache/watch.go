@@ -10,6 +10,11 @@ import (
 	"minicp/registry"
 )
 
+// resultBufferSize is how many events a watcher may have handed to its
+// client (the apiserver) that it has not taken yet. A few let the apiserver
+// see that more events wait and write them with one flush.
+const resultBufferSize = 16
+
 // watchPlan is how one WATCH starts, worked out from its options before
 // the cache is locked (the rules are in doc.go).
 type watchPlan struct {
@@ -56,7 +61,7 @@ func (c *resourceCache) watch(ctx context.Context, namespace string, opts regist
 	w := &watcher{
 		cache: c, prefix: registry.KeyPrefix(c.res, namespace), namespace: namespace, pred: pred,
 		bookmarks: opts.AllowWatchBookmarks, ctx: ctx, endBookmark: plan.endBookmark,
-		input: make(chan *event, c.cfg.WatcherBufferSize), result: make(chan watch.Event), done: make(chan struct{}),
+		input: make(chan *event, c.cfg.WatcherBufferSize), result: make(chan watch.Event, resultBufferSize), done: make(chan struct{}),
 	}
 	if c.indexNodes {
 		w.node, w.byNode = pred.RequiresExactField(nodeNameField)

@@ -1,0 +1,315 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"minicp/watchcache"
+)
+
+// fanOutScenario is one row of the watch fan-out benchmark.
+type fanOutScenario struct {
+	name     string
+	watchers int
+	cache    bool
+}
+
+// The write load of the fan-out benchmark: 100 pods/s for 10 s.
+const (
+	fanOutRate     = 100
+	fanOutDuration = 10 * time.Second
+)
+
+// BenchmarkWatchFanOut measures seed section 3's claim (M8) on this
+// machine: N clients watch pods while 100 pods/s are created, and the
+// benchmark reports the events delivered per second, the delay from each
+// write's response to its delivery at the last watcher (p50, p99, max), and
+// the CPU of the minicp process (which includes etcd), run as a separate
+// process so that the watching clients' CPU is not counted. With the cache
+// off every watcher is an etcd watch: the baseline, measured in the same
+// run.
+//
+//	go test -run XXX -bench BenchmarkWatchFanOut -benchtime 1x -count 3 -timeout 30m ./e2e/
+func BenchmarkWatchFanOut(b *testing.B) {
+	bin := buildMinicp(b)
+	for _, sc := range []fanOutScenario{
+		{"cache-on/watchers-100", 100, true},
+		{"cache-on/watchers-1000", 1000, true},
+		{"cache-off/watchers-1000", 1000, false},
+	} {
+		b.Run(sc.name, func(b *testing.B) {
+			for b.Loop() {
+				r := runFanOut(b, bin, sc)
+				b.ReportMetric(r.deliveredPerSecond, "events/s")
+				b.ReportMetric(r.p50.Seconds()*1000, "p50-ms")
+				b.ReportMetric(r.p99.Seconds()*1000, "p99-ms")
+				b.ReportMetric(r.max.Seconds()*1000, "max-ms")
+				b.ReportMetric(r.serverCores, "server-cores")
+				b.ReportMetric(r.clientCores, "client-cores")
+				b.ReportMetric(r.writesPerSecond, "writes/s")
+				b.ReportMetric(r.lost, "lost")
+				b.ReportMetric(float64(r.encodings), "encodings")
+				b.Logf("%s: %d writes, %d deliveries in %s; encodings %d", sc.name, r.writes, r.delivered, r.window.Round(time.Millisecond), r.encodings)
+			}
+		})
+	}
+}
+
+// fanOutResult is what one round measured.
+type fanOutResult struct {
+	writes, delivered  int64
+	window             time.Duration // first write to last delivery
+	deliveredPerSecond float64
+	p50, p99, max      time.Duration
+	serverCores        float64 // minicp CPU seconds per second of the window
+	clientCores        float64 // the same for this process: watchers and writer
+	writesPerSecond    float64 // the write rate achieved
+	lost               float64 // deliveries missing at the end
+	encodings          int64   // /debug/watchcache: object encodings for pods
+}
+
+func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	srv := startMinicpProcess(b, ctx, bin, "--watch-cache="+strconv.FormatBool(sc.cache))
+	defer srv.stop(b)
+
+	total := int(fanOutRate * fanOutDuration / time.Second)
+	lastArrival := make([]atomic.Int64, total) // per pod: latest delivery, unix nanos
+	var delivered atomic.Int64
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: -1}}
+	watchURL := srv.url + "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + srv.listRV(b, client)
+	var readers sync.WaitGroup
+	for range sc.watchers {
+		resp, err := client.Get(watchURL) // returns once the watch is registered
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("watch: %v %v", resp, err)
+		}
+		readers.Add(1)
+		// One reader per watch: it records when each pod's ADDED arrives.
+		go func() {
+			defer readers.Done()
+			defer resp.Body.Close()
+			readFanOutEvents(resp.Body, lastArrival, &delivered)
+		}()
+	}
+
+	cpuBefore, clientBefore, started := srv.cpu(b), selfCPU(b), time.Now()
+	writeDone := writeFanOutPods(b, ctx, srv.url, total)
+	writing := time.Since(started)
+	want := int64(total * sc.watchers)
+	deadline := time.Now().Add(60 * time.Second)
+	for delivered.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	finished := time.Now()
+	cpu, clientCPU := srv.cpu(b)-cpuBefore, selfCPU(b)-clientBefore
+
+	r := fanOutResult{writes: int64(total), delivered: delivered.Load(), window: finished.Sub(started)}
+	r.deliveredPerSecond = float64(r.delivered) / r.window.Seconds()
+	r.serverCores = cpu.Seconds() / r.window.Seconds()
+	r.clientCores = clientCPU.Seconds() / r.window.Seconds()
+	r.writesPerSecond = float64(total) / writing.Seconds()
+	r.lost = float64(want - r.delivered)
+	var delays []time.Duration
+	for i := range total {
+		if at := lastArrival[i].Load(); at != 0 {
+			delays = append(delays, max(0, time.Duration(at-writeDone[i].UnixNano())))
+		}
+	}
+	slices.Sort(delays)
+	if len(delays) > 0 {
+		r.p50, r.p99, r.max = delays[len(delays)/2], delays[len(delays)*99/100], delays[len(delays)-1]
+	}
+	if sc.cache {
+		r.encodings = srv.podEncodings(b, client)
+	}
+	return r
+}
+
+// readFanOutEvents reads a JSON watch stream, one event per line, and
+// records the arrival of each pod "fan-<i>".
+func readFanOutEvents(body interface{ Read([]byte) (int, error) }, lastArrival []atomic.Int64, delivered *atomic.Int64) {
+	rd := bufio.NewReaderSize(body, 64<<10)
+	marker := []byte(`"name":"fan-`)
+	for {
+		line, err := rd.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		now := time.Now().UnixNano()
+		at := bytes.Index(line, marker)
+		if at < 0 {
+			continue
+		}
+		rest := line[at+len(marker):]
+		end := bytes.IndexByte(rest, '"')
+		i, err := strconv.Atoi(string(rest[:end]))
+		if err != nil || i >= len(lastArrival) {
+			continue
+		}
+		for {
+			prev := lastArrival[i].Load()
+			if now <= prev || lastArrival[i].CompareAndSwap(prev, now) {
+				break
+			}
+		}
+		delivered.Add(1)
+	}
+}
+
+// writeFanOutPods creates pods fan-0..n-1 at fanOutRate per second and
+// returns when each create's response arrived.
+func writeFanOutPods(b testing.TB, ctx context.Context, url string, n int) []time.Time {
+	done := make([]time.Time, n)
+	tick := time.NewTicker(time.Second / fanOutRate)
+	defer tick.Stop()
+	client := &http.Client{}
+	for i := range n {
+		<-tick.C
+		body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fan-%d"},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}`, i)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/namespaces/default/pods", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		_, err = buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		done[i] = time.Now()
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			b.Fatalf("create fan-%d: %d %v %s", i, resp.StatusCode, err, buf.String())
+		}
+	}
+	return done
+}
+
+// buildMinicp builds cmd/minicp once for the benchmark.
+func buildMinicp(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "minicp")
+	cmd := exec.Command("go", "build", "-o", bin, "minicp/cmd/minicp")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/minicp: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// minicpProcess is minicp running as a child process.
+type minicpProcess struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startMinicpProcess(b *testing.B, ctx context.Context, bin string, args ...string) *minicpProcess {
+	args = append([]string{"--data-dir", b.TempDir(), "--port", "0", "--etcd-client-port", "0", "--etcd-peer-port", "0",
+		"--unsafe-no-fsync", "--etcd-compaction-interval", "0"}, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	p := &minicpProcess{cmd: cmd}
+	scanner := bufio.NewScanner(out)
+	for scanner.Scan() {
+		if url, ok := strings.CutPrefix(strings.TrimSpace(scanner.Text()), "apiserver: "); ok {
+			p.url = url
+			break
+		}
+	}
+	if p.url == "" {
+		b.Fatal("minicp did not print its apiserver URL")
+	}
+	// Drain the rest of stdout; this goroutine ends when the process does.
+	go func() {
+		for scanner.Scan() {
+		}
+	}()
+	return p
+}
+
+func (p *minicpProcess) stop(b *testing.B) {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		b.Logf("stopping minicp: %v", err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		b.Logf("minicp exited: %v", err)
+	}
+}
+
+// cpu is the process's user+system CPU time so far, from /proc.
+func (p *minicpProcess) cpu(b *testing.B) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// the 14th and 15th fields of the line, in clock ticks (100 per second).
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("parsing /proc/%d/stat: %v %v", p.cmd.Process.Pid, err1, err2)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+func (p *minicpProcess) listRV(b testing.TB, client *http.Client) string {
+	resp, err := client.Get(p.url + "/api/v1/namespaces/default/pods")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Metadata struct{ ResourceVersion string } `json:"metadata"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		b.Fatal(err)
+	}
+	return list.Metadata.ResourceVersion
+}
+
+func (p *minicpProcess) podEncodings(b *testing.B, client *http.Client) int64 {
+	resp, err := client.Get(p.url + "/debug/watchcache/pods")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rs watchcache.ResourceStatus
+	if err := json.NewDecoder(resp.Body).Decode(&rs); err != nil {
+		b.Fatal(err)
+	}
+	return rs.Encodings
+}
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
