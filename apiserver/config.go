@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,9 @@ const (
 	// defaultMaxRequestBodyBytes is upstream's limit on a request body
 	// (--max-resource-write-bytes): 3 MiB.
 	defaultMaxRequestBodyBytes = 3 << 20
+	// defaultSlowRequestThreshold is when upstream's request traces are
+	// logged (utiltrace's LogIfLong(500ms) in the REST handlers).
+	defaultSlowRequestThreshold = 500 * time.Millisecond
 	// minRequestTimeout is how long a watch without timeoutSeconds lasts
 	// (upstream --min-request-timeout; upstream adds up to the same again
 	// at random, minicp keeps it fixed so labs are predictable).
@@ -38,8 +42,20 @@ type Config struct {
 	// MaxRequestBodyBytes is the largest request body accepted; larger
 	// bodies get 413 RequestEntityTooLarge.
 	MaxRequestBodyBytes int64
-	// Verbosity is -v: at 2 or more every request is logged.
+	// Verbosity is -v: at 2 or more every request is logged, and carries
+	// its phases in the Minicp-Phases response header.
 	Verbosity int
+	// DisableAdmissionPlugins turns built-in admission plugins off by name
+	// (upstream --disable-admission-plugins). The built-in chain is
+	// NamespaceLifecycle.
+	DisableAdmissionPlugins []string
+	// SlowRequestThreshold: a request (other than a watch) that takes at
+	// least this long logs one warning line with its phases; 0 never.
+	SlowRequestThreshold time.Duration
+	// PhasesHeader returns every response with the Minicp-Phases header:
+	// where the request's time went (authentication, admission, storage,
+	// cache wait, etcd, encoding).
+	PhasesHeader bool
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -47,10 +63,11 @@ type Config struct {
 // NewConfig returns upstream's defaults on the loopback address.
 func NewConfig() Config {
 	return Config{
-		BindAddress:         defaultBindAddress,
-		Port:                defaultPort,
-		RequestTimeout:      defaultRequestTimeout,
-		MaxRequestBodyBytes: defaultMaxRequestBodyBytes,
+		BindAddress:          defaultBindAddress,
+		Port:                 defaultPort,
+		RequestTimeout:       defaultRequestTimeout,
+		MaxRequestBodyBytes:  defaultMaxRequestBodyBytes,
+		SlowRequestThreshold: defaultSlowRequestThreshold,
 	}
 }
 
@@ -59,7 +76,18 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "IP address to serve the Kubernetes API on (loopback only: minicp has no authentication)")
 	fs.IntVar(&c.Port, "port", c.Port, "port to serve the Kubernetes API on; 0 picks a free port")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "longest time a request other than a watch may take before it fails with 504 Timeout")
-	fs.IntVar(&c.Verbosity, "v", c.Verbosity, "log verbosity: 2 logs every request")
+	fs.IntVar(&c.Verbosity, "v", c.Verbosity, "log verbosity: 2 logs every request and returns its phases in the Minicp-Phases header")
+	fs.Func("disable-admission-plugins", "comma-separated admission plugins to turn off (built in: "+NamespaceLifecycleName+")", func(v string) error {
+		c.DisableAdmissionPlugins = nil
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				c.DisableAdmissionPlugins = append(c.DisableAdmissionPlugins, name)
+			}
+		}
+		return nil
+	})
+	fs.DurationVar(&c.SlowRequestThreshold, "slow-request-threshold", c.SlowRequestThreshold, "log the phases (admission, cache wait, etcd, encoding, ...) of every request at least this slow; 0 = never")
+	fs.BoolVar(&c.PhasesHeader, "phases-header", c.PhasesHeader, "return every response with a Minicp-Phases header saying where the request's time went (see it with kubectl -v=8 or curl -i)")
 }
 
 // Validate reports every problem in c at once.
@@ -83,6 +111,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Verbosity < 0 {
 		errs = append(errs, fmt.Errorf("-v must not be negative, got %d", c.Verbosity))
+	}
+	for _, name := range c.DisableAdmissionPlugins {
+		if name != NamespaceLifecycleName {
+			errs = append(errs, fmt.Errorf("--disable-admission-plugins: unknown plugin %q (built in: %s)", name, NamespaceLifecycleName))
+		}
+	}
+	if c.SlowRequestThreshold < 0 {
+		errs = append(errs, fmt.Errorf("--slow-request-threshold must not be negative, got %s", c.SlowRequestThreshold))
 	}
 	return errors.Join(errs...)
 }

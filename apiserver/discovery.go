@@ -30,10 +30,16 @@ import (
 //     response's Content-Type is plain application/json.
 
 // Verbs every resource of the table supports, in upstream's (sorted) order.
-var (
-	resourceVerbs    = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
-	subresourceVerbs = []string{"get", "patch", "update"}
-)
+var resourceVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+
+// subresourceVerbs are the verbs of a subresource: "status" is read and
+// written, a namespace's "finalize" only replaced (PUT).
+func subresourceVerbs(sub string) []string {
+	if sub == "finalize" {
+		return []string{"update"}
+	}
+	return []string{"get", "patch", "update"}
+}
 
 // resourceCategories lists the categories upstream gives our resources:
 // "kubectl get all" expands to every resource in category "all".

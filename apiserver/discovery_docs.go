@@ -119,7 +119,7 @@ func apiResourceList(gv schema.GroupVersion, resources []*registry.Resource) *me
 				Name:       r.Name + "/" + sub,
 				Namespaced: r.Namespaced,
 				Kind:       r.Kind,
-				Verbs:      subresourceVerbs,
+				Verbs:      subresourceVerbs(sub),
 			})
 		}
 	}
@@ -146,7 +146,7 @@ func aggregatedVersion(version string, resources []*registry.Resource) apidiscov
 		}
 		for _, sub := range r.Subresources {
 			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-				Subresource: sub, ResponseKind: &kind, Verbs: subresourceVerbs,
+				Subresource: sub, ResponseKind: &kind, Verbs: subresourceVerbs(sub),
 			})
 		}
 		v.Resources = append(v.Resources, res)

@@ -32,8 +32,15 @@
 //   - Watch (watch.go): a chunked response, one frame per event, flushed at
 //     once; it ends cleanly on timeoutSeconds, client disconnect or shutdown
 //     and always stops the registry watch.
-//   - Around every request (server.go, timeout.go): panic recovery, the
-//     request deadline (504 when exceeded), metrics and -v=2 request logs.
+//   - Admission (admission.go): CREATE, UPDATE and DELETE pass an ordered
+//     chain of plugins before storage acts; NamespaceLifecycle keeps
+//     objects out of missing and Terminating namespaces, as upstream's.
+//   - Around every request (server.go, timeout.go, trace.go): panic
+//     recovery, the request deadline (504 when exceeded), metrics, -v=2
+//     request logs, and the phases of the request (authentication,
+//     admission, storage, cache wait, etcd, encoding), logged when it is
+//     slow and returned in the Minicp-Phases header when asked (seed
+//     section 5: is the apiserver slow, or etcd?).
 //
 // Discovery, OpenAPI, tables, health and metrics live in their own files
 // (discovery.go, openapi.go, table.go, health.go, metrics.go); server.go

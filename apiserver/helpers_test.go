@@ -35,6 +35,11 @@ func startTestServer(t *testing.T, store registry.Interface, configure ...func(*
 	logs := &syncBuffer{}
 	cfg := NewConfig()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if _, fake := store.(*fakeStore); fake {
+		// The fake store holds no namespaces for NamespaceLifecycle to
+		// find; admission is tested against etcd (admission_test.go).
+		cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName}
+	}
 	for _, f := range configure {
 		f(&cfg)
 	}

@@ -141,11 +141,16 @@ func resourcePaths(r *registry.Resource, refs componentRefs) map[string]apiPath 
 	}}
 	for _, sub := range r.Subresources {
 		kind := r.Kind + strings.ToUpper(sub[:1]) + sub[1:]
-		paths[collection+"/{name}/"+sub] = apiPath{params: item, ops: map[string]apiOperation{
+		ops := map[string]apiOperation{
 			"get":   newOperation(r, "get", "read"+operationKind(r, scoped, kind), "read "+sub+" of the specified "+r.Kind, refs),
 			"put":   newOperation(r, "put", "replace"+operationKind(r, scoped, kind), "replace "+sub+" of the specified "+r.Kind, refs),
 			"patch": newOperation(r, "patch", "patch"+operationKind(r, scoped, kind), "partially update "+sub+" of the specified "+r.Kind, refs),
-		}}
+		}
+		if !hasString(subresourceVerbs(sub), "get") { // finalize: PUT only
+			delete(ops, "get")
+			delete(ops, "patch")
+		}
+		paths[collection+"/{name}/"+sub] = apiPath{params: item, ops: ops}
 	}
 	return paths
 }

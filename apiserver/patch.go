@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"minicp/registry"
+	"minicp/reqtrace"
 )
 
 // servedPatchTypes are the patch formats minicp applies.
@@ -54,7 +55,10 @@ func (s *Server) patchObject(w http.ResponseWriter, req *http.Request, info *req
 		return err
 	}
 	updateOpts := registry.UpdateOptions{DryRun: len(opts.DryRun) > 0, Subresource: info.subresource}
-	updated, _, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, p.apply)
+	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun, p.apply)
+	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
+	updated, _, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
+	endStorage()
 	if err != nil {
 		return err
 	}

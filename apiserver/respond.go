@@ -15,6 +15,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"minicp/registry"
+	"minicp/reqtrace"
 )
 
 // statusGroupVersion is where metav1.Status is encoded: "apiVersion": "v1".
@@ -24,14 +25,17 @@ var statusGroupVersion = schema.GroupVersion{Version: "v1"}
 // The whole body is encoded before anything is written, so an encoding
 // failure can still be answered with a Status.
 func writeObject(w http.ResponseWriter, req *http.Request, res *registry.Resource, out output, code int, obj runtime.Object) {
+	endEncoding := reqtrace.From(req.Context()).Begin(reqtrace.Encoding)
 	obj, gv, err := transformObject(req, obj, res, out.as)
+	var buf bytes.Buffer
+	if err == nil {
+		if encErr := registry.Codecs.EncoderForVersion(out.info.Serializer, gv).Encode(obj, &buf); encErr != nil {
+			err = apierrors.NewInternalError(fmt.Errorf("encoding the response: %w", encErr))
+		}
+	}
+	endEncoding()
 	if err != nil {
 		writeError(w, req, err)
-		return
-	}
-	var buf bytes.Buffer
-	if err := registry.Codecs.EncoderForVersion(out.info.Serializer, gv).Encode(obj, &buf); err != nil {
-		writeError(w, req, apierrors.NewInternalError(fmt.Errorf("encoding the response: %w", err)))
 		return
 	}
 	writeRaw(w, out.info.MediaType, code, buf.Bytes())

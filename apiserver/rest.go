@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"minicp/registry"
+	"minicp/reqtrace"
 )
 
 // restHandler serves one verb on one resource. It returns the error to
@@ -22,7 +24,9 @@ type restHandler func(s *Server, w http.ResponseWriter, req *http.Request, info 
 // methods that are, for the Allow header.
 func routeVerb(info *requestInfo, res *registry.Resource) (h restHandler, allowed []string) {
 	switch {
-	case info.subresource != "": // only "status" is routed
+	case info.subresource == "finalize": // namespaces: replaced, never read
+		allowed = []string{http.MethodPut}
+	case info.subresource != "": // "status"
 		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPatch}
 	case info.name != "":
 		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete}
@@ -107,7 +111,9 @@ func (s *Server) getObject(w http.ResponseWriter, req *http.Request, info *reque
 	if err != nil {
 		return err
 	}
+	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	obj, err := s.store.Get(req.Context(), res, info.namespace, info.name, opts)
+	endStorage()
 	if err != nil {
 		return err
 	}
@@ -124,7 +130,9 @@ func (s *Server) listObjects(w http.ResponseWriter, req *http.Request, info *req
 	if err != nil {
 		return err
 	}
+	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	list, err := s.store.List(req.Context(), res, info.namespace, opts)
+	endStorage()
 	if err != nil {
 		return err
 	}
@@ -154,7 +162,13 @@ func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *re
 	if err := ensureNamespace(obj, info.namespace, res); err != nil {
 		return err
 	}
-	created, err := s.store.Create(req.Context(), res, info.namespace, obj, registry.WriteOptions{DryRun: len(opts.DryRun) > 0})
+	dryRun := len(opts.DryRun) > 0
+	if err := s.admission.admit(req.Context(), newAdmission(AdmissionCreate, info, res, obj, nil, dryRun)); err != nil {
+		return err
+	}
+	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
+	created, err := s.store.Create(req.Context(), res, info.namespace, obj, registry.WriteOptions{DryRun: dryRun})
+	endStorage()
 	if err != nil {
 		return err
 	}
@@ -189,9 +203,12 @@ func (s *Server) updateObject(w http.ResponseWriter, req *http.Request, info *re
 	if err := checkName(obj, info.name); err != nil {
 		return err
 	}
-	tryUpdate := func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
 	updateOpts := registry.UpdateOptions{DryRun: len(opts.DryRun) > 0, Subresource: info.subresource}
+	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun,
+		func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil })
+	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
+	endStorage()
 	if err != nil {
 		return err
 	}
@@ -204,8 +221,30 @@ func (s *Server) updateObject(w http.ResponseWriter, req *http.Request, info *re
 	return nil
 }
 
+// admitted wraps an update's tryUpdate with admission: each attempt of the
+// store's compare-and-swap loop admits the object it is about to write
+// against the one it replaces, as an UPDATE, or as a CREATE when there is
+// none (a PUT that creates).
+func (s *Server) admitted(ctx context.Context, info *requestInfo, res *registry.Resource, dryRun bool, tryUpdate registry.UpdateFunc) registry.UpdateFunc {
+	return func(current runtime.Object) (runtime.Object, error) {
+		obj, err := tryUpdate(current)
+		if err != nil {
+			return nil, err
+		}
+		op := AdmissionUpdate
+		if current == nil {
+			op = AdmissionCreate
+		}
+		if err := s.admission.admit(ctx, newAdmission(op, info, res, obj, current, dryRun)); err != nil {
+			return nil, err
+		}
+		return obj, nil
+	}
+}
+
 // deleteObject removes an object and answers with its last state, as
-// upstream does for resources with graceful deletion.
+// upstream does for resources with graceful deletion. A namespace's first
+// DELETE answers with the namespace marked Terminating.
 func (s *Server) deleteObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
 	out, err := negotiateOutput(req, targetObject)
 	if err != nil {
@@ -219,7 +258,12 @@ func (s *Server) deleteObject(w http.ResponseWriter, req *http.Request, info *re
 	if err != nil {
 		return err
 	}
+	if err := s.admission.admit(req.Context(), newAdmission(AdmissionDelete, info, res, nil, nil, opts.DryRun)); err != nil {
+		return err
+	}
+	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	deleted, err := s.store.Delete(req.Context(), res, info.namespace, info.name, opts)
+	endStorage()
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,10 @@ type Server struct {
 	discovery http.Handler
 	openapi   http.Handler
 	health    http.Handler
+	// admission is the admission chain: the built-in plugins Config
+	// leaves on, then those added with AddAdmissionPlugin. Written only
+	// before Start, read-only afterwards.
+	admission admissionChain
 	// extra holds endpoints other packages add with Handle, such as
 	// /debug/watchcache. Written only before Start, read-only afterwards.
 	extra map[string]http.Handler
@@ -67,6 +71,10 @@ func New(cfg Config, store registry.Interface, ready func(context.Context) error
 	if log == nil {
 		log = slog.Default()
 	}
+	var chain admissionChain
+	if !hasString(cfg.DisableAdmissionPlugins, NamespaceLifecycleName) {
+		chain = append(chain, newNamespaceLifecycle(store))
+	}
 	return &Server{
 		cfg:         cfg,
 		store:       store,
@@ -75,10 +83,15 @@ func New(cfg Config, store registry.Interface, ready func(context.Context) error
 		discovery:   newDiscoveryHandler(registry.Resources),
 		openapi:     newOpenAPIHandler(registry.Resources),
 		health:      newHealthHandler(ready),
+		admission:   chain,
 		extra:       map[string]http.Handler{},
 		stopWatches: make(chan struct{}),
 	}, nil
 }
+
+// AddAdmissionPlugin appends p to the admission chain, after the built-in
+// plugins. Call it before Start.
+func (s *Server) AddAdmissionPlugin(p AdmissionPlugin) { s.admission = append(s.admission, p) }
 
 // Handle serves h at path and below it (path/...), next to the Kubernetes
 // API: debug pages of other packages use it. Call it before Start; the
@@ -178,15 +191,20 @@ func (s *Server) endWatches() {
 
 // serveHTTP is the outermost handler: it works out what the request is,
 // serves it with panics recovered, then records it in metrics and, at
-// -v=2, in the log.
+// -v=2, in the log; a slow request logs its phases (trace.go).
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	start := time.Now()
+	req, tr := startTrace(req)
 	info := parseRequestInfo(req)
 	var res *registry.Resource
 	if info.isResource {
 		res, _ = lookupResource(info)
 	}
 	rec := &recorder{ResponseWriter: w}
+	if s.phasesHeaderOn() {
+		rec.beforeHeader = func(h http.Header) { h.Set(PhasesHeader, tr.Snapshot().String()) }
+	}
+	req = authenticate(req)
 	defer func() {
 		elapsed := time.Since(start)
 		group, version, resource, subresource := "", "", "", ""
@@ -198,6 +216,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		if s.cfg.Verbosity >= 2 {
 			s.log.Info("request", "verb", info.metricVerb(req), "path", req.URL.RequestURI(), "code", rec.status(), "duration", elapsed)
 		}
+		s.logIfSlow(req, info.metricVerb(req), rec.status(), elapsed, tr)
 	}()
 	defer s.recoverPanic(rec, req)
 	s.dispatch(rec, req, info, res)
@@ -266,11 +285,17 @@ type recorder struct {
 	code        int
 	wroteHeader bool
 	written     int64
+	// beforeHeader, if set, adds headers just before the status line is
+	// written (the Minicp-Phases header).
+	beforeHeader func(http.Header)
 }
 
 func (r *recorder) WriteHeader(code int) {
 	if !r.wroteHeader {
 		r.code, r.wroteHeader = code, true
+		if r.beforeHeader != nil {
+			r.beforeHeader(r.ResponseWriter.Header())
+		}
 	}
 	r.ResponseWriter.WriteHeader(code)
 }

@@ -112,6 +112,7 @@ func TestShutdownWaitsForInFlightWrites(t *testing.T) {
 	store.createEntered, store.createGate = make(chan struct{}, 1), make(chan struct{})
 	cfg := NewConfig()
 	cfg.Port = 0
+	cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName} // the fake store has no namespaces
 	s, err := New(cfg, store, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -3,10 +3,8 @@ package registry
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,11 +35,6 @@ func (s *Store) Create(ctx context.Context, res *Resource, namespace string, obj
 	nameIsGenerated := m.GetName() == "" && m.GetGenerateName() != ""
 	if err := s.beforeCreate(res, namespace, obj); err != nil {
 		return nil, err
-	}
-	if res.Namespaced {
-		if err := s.namespaceLifecycle(ctx, res, m.GetNamespace()); err != nil {
-			return nil, err
-		}
 	}
 	for attempt := 1; ; attempt++ {
 		out, err := s.create(ctx, res, obj, opts)
@@ -92,29 +85,4 @@ func (s *Store) create(ctx context.Context, res *Resource, obj runtime.Object, o
 		return nil, alreadyExists(res, m.GetName())
 	}
 	return s.decode(res, data, resp.Header.Revision)
-}
-
-// namespaceLifecycle refuses to create objects in a namespace that does not
-// exist (404 `namespaces "foo" not found`) or is being deleted (403). This is
-// upstream's NamespaceLifecycle admission plugin; it lives here until minicp
-// has admission plugins. Like upstream's, it is a separate read, not part of
-// the create's transaction.
-func (s *Store) namespaceLifecycle(ctx context.Context, res *Resource, namespace string) error {
-	nsRes, _ := Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	resp, err := s.client.Get(ctx, KeyFor(nsRes, "", namespace))
-	if err != nil {
-		return storageError(err)
-	}
-	if len(resp.Kvs) == 0 {
-		return notFound(nsRes, namespace)
-	}
-	ns, err := s.decode(nsRes, resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
-	if err != nil {
-		return err
-	}
-	if ns.(*corev1.Namespace).DeletionTimestamp != nil {
-		return apierrors.NewForbidden(qualifiedResource(res), "",
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
-	}
-	return nil
 }

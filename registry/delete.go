@@ -20,14 +20,17 @@ import (
 // It returns the last state stamped with the deletion's revision, which is
 // also the resourceVersion watchers see on the DELETED event.
 //
-// minicp deletes at once: there is no graceful pod deletion and no
-// finalizer handling yet.
+// Namespaces are deleted in steps (namespace.go): the first DELETE only
+// marks them Terminating, and is answered with the marked namespace. Other
+// resources are deleted at once: minicp has no graceful pod deletion and
+// no metadata.finalizers handling.
 func (s *Store) Delete(ctx context.Context, res *Resource, namespace, name string, opts DeleteOptions) (runtime.Object, error) {
 	key := KeyFor(res, namespace, name)
 	state, err := s.readState(ctx, res, key)
 	if err != nil {
 		return nil, err
 	}
+	graceful := strategyFor(res).gracefulDelete
 	for {
 		if state.obj == nil {
 			return nil, notFound(res, name)
@@ -35,8 +38,23 @@ func (s *Store) Delete(ctx context.Context, res *Resource, namespace, name strin
 		if err := checkPreconditions(res, name, key, opts.Preconditions, state.obj); err != nil {
 			return nil, err
 		}
-		if opts.DryRun {
+		action := deleteNow
+		marked := state.obj.DeepCopyObject()
+		if graceful != nil {
+			action = graceful(marked, s.opts.Now())
+		}
+		switch {
+		case action == deleteWait, opts.DryRun && action == deleteNow:
 			return state.obj, nil
+		case opts.DryRun:
+			return marked, nil
+		case action == deleteMark:
+			out, fresh, err := s.markForDeletion(ctx, res, key, state, marked)
+			if fresh == nil {
+				return out, err
+			}
+			state = fresh
+			continue
 		}
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).

@@ -17,15 +17,17 @@
 // # How each verb maps to etcd
 //
 //   - CREATE: Txn If(CreateRevision(key) == 0) Then(Put). Loses to a
-//     concurrent create with 409 AlreadyExists. Creating in a namespace that
-//     does not exist is 404 (upstream's NamespaceLifecycle admission, kept
-//     here until minicp has admission plugins).
+//     concurrent create with 409 AlreadyExists. Whether the namespace
+//     exists is admission's business (the apiserver's NamespaceLifecycle),
+//     as upstream: the Store writes where it is told.
 //   - UPDATE: Get at revision R, compute the new object, then Txn
 //     If(ModRevision(key) == R) Then(Put) Else(Get). A lost race loops with
 //     the fresh state; a client that sent resourceVersion R' != R gets 409
 //     Conflict. Identical bytes are not written.
 //   - DELETE: the same transaction with Delete, after checking the UID and
-//     resourceVersion preconditions against exactly the state deleted.
+//     resourceVersion preconditions against exactly the state deleted. A
+//     namespace is deleted in steps: marked Terminating first, removed by
+//     the finalize update that takes away its last finalizer (namespace.go).
 //   - GET and LIST: range reads; "" is linearizable, "0" serializable, "N"
 //     must see revision N or later (else 504 "Too large resource version"),
 //     Exact N reads the past at revision N (410 once compacted). Pages are

@@ -21,7 +21,7 @@ type Resource struct {
 	// upstream: "/registry/pods". Keys are Prefix/<namespace>/<name> for
 	// namespaced resources and Prefix/<name> otherwise.
 	Prefix string
-	// Subresources the apiserver routes ("status").
+	// Subresources the apiserver routes ("status"; "finalize" for namespaces).
 	Subresources []string
 	// AllowCreateOnUpdate lets PUT create a missing object, as upstream does
 	// for leases, events and nodes.
@@ -50,7 +50,7 @@ var (
 var Resources = []*Resource{
 	{
 		GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
-		ShortNames: []string{"ns"}, Prefix: "/registry/namespaces", Subresources: []string{"status"},
+		ShortNames: []string{"ns"}, Prefix: "/registry/namespaces", Subresources: []string{"status", "finalize"},
 		New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 	},
 	{

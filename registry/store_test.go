@@ -239,18 +239,6 @@ func TestDoubleCreateIsAlreadyExists(t *testing.T) {
 	}
 }
 
-func TestCreateInMissingNamespaceIsNotFound(t *testing.T) {
-	s, client := newTestStore(t, Options{})
-	_, err := s.Create(testContext(t), podsResource(t), "foo", newPod("nginx"), WriteOptions{})
-	if !apierrors.IsNotFound(err) || err.Error() != `namespaces "foo" not found` {
-		t.Fatalf("got %v, want 404 namespaces \"foo\" not found", err)
-	}
-	resp, err := client.Get(testContext(t), "/registry/pods/foo/nginx")
-	if err != nil || len(resp.Kvs) != 0 {
-		t.Errorf("pod was written to a missing namespace: %v %v", resp, err)
-	}
-}
-
 func TestInvalidPodIsUnprocessableWithFieldCauses(t *testing.T) {
 	s, _ := newTestStore(t, Options{})
 	pod := &corev1.Pod{
@@ -407,14 +395,14 @@ func TestMainUpdateKeepsStatusAndStatusUpdateKeepsSpec(t *testing.T) {
 	}
 }
 
-func TestNamespaceIsActiveWithoutFinalizerAndLabelledWithItsName(t *testing.T) {
+func TestNamespaceIsActiveWithTheKubernetesFinalizerAndLabelledWithItsName(t *testing.T) {
 	s, _ := newTestStore(t, Options{})
 	ns, err := s.Get(testContext(t), mustResource(t, corev1.SchemeGroupVersion, "namespaces"), "", "default", GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := ns.(*corev1.Namespace)
-	if got.Status.Phase != corev1.NamespaceActive || len(got.Spec.Finalizers) != 0 || got.Labels[corev1.LabelMetadataName] != "default" {
+	if got.Status.Phase != corev1.NamespaceActive || len(got.Spec.Finalizers) != 1 || got.Labels[corev1.LabelMetadataName] != "default" {
 		t.Errorf("got phase %s finalizers %v labels %v", got.Status.Phase, got.Spec.Finalizers, got.Labels)
 	}
 }

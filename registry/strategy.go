@@ -7,6 +7,7 @@ package registry
 
 import (
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,6 +37,18 @@ type strategy struct {
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
 	// canonicalize runs after validation, when the final name is known.
 	canonicalize func(obj runtime.Object)
+	// prepareForFinalize makes a finalize update (namespaces/<name>/finalize)
+	// keep everything but spec.finalizers and metadata. Nil: no finalize
+	// subresource.
+	prepareForFinalize func(obj, old runtime.Object)
+	// gracefulDelete, when set, decides what a DELETE does with a copy of
+	// the stored object, which it may change (namespace.go). Nil: the key
+	// is removed at once.
+	gracefulDelete func(obj runtime.Object, now time.Time) deleteAction
+	// deleteDuringUpdate reports whether an update of old into obj removes
+	// the object instead of writing it: the last finalizer of an object
+	// being deleted is gone.
+	deleteDuringUpdate func(obj, old runtime.Object) bool
 }
 
 // strategies maps a resource's group and plural name to its rules. A
@@ -155,6 +168,11 @@ func (s *Store) beforeUpdate(res *Resource, obj, old runtime.Object, subresource
 		}
 		st.prepareForStatusUpdate(obj, old)
 		metav1.ResetObjectMetaForStatus(m, oldMeta)
+	case "finalize":
+		if st.prepareForFinalize == nil {
+			return apierrors.NewNotFound(qualifiedResource(res), oldMeta.GetName())
+		}
+		st.prepareForFinalize(obj, old)
 	default:
 		return apierrors.NewBadRequest(fmt.Sprintf("subresource %q is not supported for %s", subresource, res.Name))
 	}

@@ -13,18 +13,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// namespaceStrategy: a new namespace is Active and labelled with its name.
-//
-// Upstream also adds the "kubernetes" finalizer to spec.finalizers, and the
-// namespace controller removes it after deleting everything inside, so a
-// deleted namespace lingers as Terminating. minicp has no namespace
-// controller yet, so it adds no finalizer: deleting a namespace removes its
-// key at once (and leaves the objects inside in etcd).
+// namespaceStrategy: a new namespace is Active, labelled with its name and
+// carries the "kubernetes" finalizer; DELETE makes it Terminating, and the
+// finalize update that removes its last finalizer deletes it (namespace.go).
 var namespaceStrategy = &strategy{
 	validateName: validation.ValidateNamespaceName,
 	prepareForCreate: func(obj runtime.Object) {
-		obj.(*corev1.Namespace).Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		ns := obj.(*corev1.Namespace)
+		ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		addKubernetesFinalizer(ns)
 	},
+	prepareForFinalize: finalizeNamespace,
+	gracefulDelete:     terminateNamespace,
+	deleteDuringUpdate: namespaceFinished,
 	prepareForUpdate: func(obj, old runtime.Object) {
 		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 		ns.Spec.Finalizers = oldNS.Spec.Finalizers

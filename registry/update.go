@@ -85,11 +85,6 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 	if err != nil {
 		return nil, false, nil, err
 	}
-	if creating && res.Namespaced {
-		if err := s.namespaceLifecycle(ctx, res, namespace); err != nil {
-			return nil, false, nil, err
-		}
-	}
 	data, err := s.encode(res, newObj)
 	if err != nil {
 		return nil, false, nil, err
@@ -107,6 +102,10 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 			}
 		}
 		return newObj, creating, nil, nil
+	}
+	if finished := strategyFor(res).deleteDuringUpdate; !creating && finished != nil && finished(newObj, state.obj) {
+		out, fresh, err := s.deleteDuringUpdate(ctx, res, key, state, data)
+		return out, false, fresh, err
 	}
 	lease, err := s.leaseFor(ctx, res, newObj, state.lease)
 	if err != nil {
