@@ -235,3 +235,20 @@ func TestAnUnreachableEtcdIsA503WithAMessage(t *testing.T) {
 		t.Errorf("got %d %s, want 503 naming etcd", resp.StatusCode, body)
 	}
 }
+
+func TestNodesAreOrderedAsPeopleCount(t *testing.T) {
+	names := []string{"node-10", "node-2", "node-1", "node-02", "node-100", "a", "node-b", "node-", "node-9x"}
+	rows := make([]NodeRow, len(names))
+	for i, n := range names {
+		rows[i].Name = n
+	}
+	sortRows(rows, "name")
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Name)
+	}
+	want := []string{"a", "node-", "node-1", "node-02", "node-2", "node-9x", "node-10", "node-100", "node-b"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

@@ -170,10 +170,16 @@
       lo = Math.min(lo, r.window.oldestResourceVersion);
       hi = Math.max(hi, r.resourceVersion);
     }
+    if ($("#zoom").checked) {
+      // Zoomed: from the oldest event any window holds; what lies before
+      // it is drawn from the left edge.
+      const held = rows.filter((r) => r.window.events > 0).map((r) => r.window.firstEventResourceVersion);
+      if (held.length) lo = Math.max(lo, Math.min(...held) - 1);
+    }
     if (probe !== null) { lo = Math.min(lo, probe); hi = Math.max(hi, probe); }
     if (hi - lo < 10) lo = Math.max(0, hi - 10);
     const span = Math.max(hi - lo, 1);
-    const x = (rev) => left + ((rev - lo) / span) * (width - left - right);
+    const x = (rev) => left + ((Math.max(rev, lo) - lo) / span) * (width - left - right);
     const bottom = top + (rows.length + 1) * rowH;
 
     for (const t of ticks(lo, hi, 6)) {
@@ -213,7 +219,18 @@
 
   // ---- the explainer: asked of the watch cache ----------------------
 
-  async function refreshExplain() {
+  // etcdNote says, from /debug/etcd's compacted revision, whether etcd
+  // itself still holds the changes after rv (a watch from rv asks etcd for
+  // revisions from rv+1, refused below the compacted revision).
+  function etcdNote(rv, etcd) {
+    const n = Number(rv);
+    if (!etcd || !Number.isInteger(n) || n <= 0) return null;
+    return n + 1 < etcd.compactedRevision
+      ? `etcd is compacted to ${etcd.compactedRevision}: the same watch served by etcd (a resource without a cache) would get 410.`
+      : `etcd still holds every change after ${n} (compacted to ${etcd.compactedRevision || "never"}).`;
+  }
+
+  async function refreshExplain(etcd) {
     const box = $("#explain-result");
     if (!state.explain) return;
     const { resource, rv } = state.explain;
@@ -223,6 +240,8 @@
       const verdicts = { replay: "replayed from the cache", expired: "410 Gone", wait: "waited on", state: "current state first", etcd: "served by etcd", "not-ready": "waits for the cache" };
       const parts = [el("span", { class: "verdict " + ex.outcome, "data-outcome": ex.outcome }, verdicts[ex.outcome] || ex.outcome), ex.why];
       if (ex.status) parts.push(el("div", { class: "note" }, `the client gets: ${ex.status.code} ${ex.status.reason}: "${ex.status.message}"`));
+      const note = etcdNote(rv, etcd);
+      if (note) parts.push(el("div", { class: "note", "data-field": "etcd-note" }, note));
       box.replaceChildren(...parts);
     } catch (e) {
       box.replaceChildren(el("div", { class: "error" }, e.message));
@@ -252,6 +271,7 @@
     setText("#nodes-unknown", v.ready.Unknown + v.ready.None);
     const grace = v.gracePeriodSeconds || v.ages.bucketSeconds * (v.ages.counts.length - 1);
     setText("#nodes-grace", v.controllerRunning ? secs(grace) : "no controller");
+    setText("#nodes-age-head", `since last renewal (grace ${secs(grace)})`);
     drawAges(v.ages, grace);
     state.page = Math.min(state.page, v.pages - 1);
     setText("#nodes-page", `page ${v.page + 1} of ${v.pages} (${v.matching} nodes)`);
@@ -271,18 +291,26 @@
       const readyCls = n.ready === "True" ? "ok" : n.ready === "False" ? "warn" : "bad";
       return el("tr", { "data-node": n.name },
         el("td", {}, n.name),
-        el("td", { class: readyCls, title: n.readyReason || "" }, el("span", { "data-field": "ready" }, n.ready), n.unreachable ? " ⚠ unreachable" : ""),
-        el("td", { "data-field": "age", "data-seconds": age.toFixed(1) }, age < 0 ? "no Lease" : [gauge(frac, cls), `${secs(age)} of ${secs(grace)}`]),
+        el("td", { class: readyCls, title: (n.readyReason || "") + (n.unreachable ? "; tainted node.kubernetes.io/unreachable" : "") }, el("span", { "data-field": "ready" }, n.ready), n.unreachable ? " ⚠" : ""),
+        el("td", { "data-field": "age", "data-seconds": age.toFixed(1), title: `grace period ${secs(grace)}` }, age < 0 ? "no Lease" : [gauge(frac, cls), secs(age)]),
         el("td", { title: n.leaseDurationSeconds ? `leaseDurationSeconds ${n.leaseDurationSeconds}: renewed every ${secs(n.leaseDurationSeconds / 4)}` : "" }, n.leaseDurationSeconds ? `${n.leaseDurationSeconds} s` : "–"),
-        el("td", { "data-field": "etcd-lease" }, n.etcdLease ? n.etcdLease.id : "plain key"),
-        el("td", { "data-field": "ttl", "data-ttl": n.etcdLease ? n.etcdLease.ttl : "" }, ttlCell(n.etcdLease)));
+        el("td", { "data-field": "etcd-lease" }, n.etcdLease ? n.etcdLease.id : age < 0 ? "–" : "plain key"),
+        el("td", { "data-field": "ttl", "data-ttl": n.etcdLease ? n.etcdLease.ttl : "", "data-restarted": restarted(n) ? "true" : null }, age < 0 ? "–" : ttlCell(n.etcdLease), restarted(n) ? el("span", { class: "restarted", title: "more left than the granted TTL minus the time since the last renewal: etcd restarted this lease's countdown (a new leader, without lease checkpointing)" }, " ↻") : ""));
     }));
+  }
+
+  // restarted: the etcd lease has clearly more left than its granted TTL
+  // minus the time since the node's last renewal (each renewal restarts
+  // it), so something else restarted it: a leader change (seed section 4).
+  function restarted(n) {
+    const l = n.etcdLease;
+    return !!l && l.ttl > 0 && n.secondsSinceRenewal >= 0 && l.ttl > l.grantedTTL - n.secondsSinceRenewal + 3;
   }
 
   function ttlCell(l) {
     if (!l) return "no etcd lease";
     if (l.ttl < 0) return "expired: etcd deleted the key";
-    return [gauge(l.ttl / Math.max(l.grantedTTL, 1), "ttl"), `${l.ttl} s of ${l.grantedTTL} s`];
+    return el("span", { title: `granted ${l.grantedTTL} s` }, gauge(l.ttl / Math.max(l.grantedTTL, 1), "ttl"), `${l.ttl} s`);
   }
 
   function drawAges(ages, grace) {
@@ -370,7 +398,7 @@
 
     const revErrors = [...err(0), ...err(1)];
     if (etcd && wc) renderRevisions(etcd, wc);
-    await refreshExplain();
+    await refreshExplain(etcd);
     showErrors("panel-revisions", revErrors);
 
     if (etcd) renderMembers(etcd);
@@ -428,6 +456,7 @@
   $("#nodes-prev").addEventListener("click", () => { state.page = Math.max(0, state.page - 1); refreshNow(); });
   $("#nodes-next").addEventListener("click", () => { state.page++; refreshNow(); });
   $("#hide-leases").addEventListener("change", refreshNow);
+  $("#zoom").addEventListener("change", refreshNow);
 
   loop();
 })();
