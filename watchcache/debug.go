@@ -28,25 +28,34 @@ type Status struct {
 type ResourceStatus struct {
 	Resource string `json:"resource"`
 	Cached   bool   `json:"cached"` // false: every request goes to etcd
-	Ready    bool   `json:"ready,omitempty"`
-	Paused   bool   `json:"paused,omitempty"`
+	// CacheState is nil for a resource that is not cached.
+	*CacheState
+}
+
+// CacheState is what a cached resource's cache holds and has done.
+type CacheState struct {
+	Ready  bool `json:"ready"`
+	Paused bool `json:"paused"`
 	// ResourceVersion is the revision up to which the cache has applied
-	// every change of the resource; Lag is EtcdRevision minus it (other
-	// resources' writes and progress notifications not yet seen).
-	ResourceVersion int64  `json:"resourceVersion,omitempty"`
-	Lag             int64  `json:"lag,omitempty"`
+	// every change of the resource; Lag is etcd's revision minus it (other
+	// resources' writes, and progress notifications not asked for yet).
+	ResourceVersion int64  `json:"resourceVersion"`
+	Lag             int64  `json:"lag"`
 	Window          Window `json:"window"`
 	Objects         int    `json:"objects"`
 	Watchers        int    `json:"watchers"`
 	// Counters since start: events from etcd, events dispatched, events
-	// placed in watchers' buffers (events x interested watchers), object
-	// encodings (events x media types, whatever the number of watchers),
-	// watchers ended for not keeping up, and successful lists.
+	// placed in watchers' buffers (events x interested watchers), frames
+	// encoded (events x media types, whatever the number of watchers),
+	// watchers ended for not keeping up, GETs and LISTs answered from memory,
+	// consistent LISTs that had to go to etcd, and successful lists of
+	// the resource from etcd (the first, then one per re-initialisation).
 	EventsReceived     int64  `json:"eventsReceived"`
 	EventsDispatched   int64  `json:"eventsDispatched"`
 	Deliveries         int64  `json:"deliveries"`
 	Encodings          int64  `json:"encodings"`
 	SlowWatchersEnded  int64  `json:"slowWatchersEnded"`
+	GetsFromCache      int64  `json:"getsFromCache"`
 	ListsFromCache     int64  `json:"listsFromCache"`
 	ConsistentFallback int64  `json:"consistentListsFellBackToEtcd"`
 	Initializations    int64  `json:"initializations"`
@@ -62,9 +71,9 @@ type Window struct {
 	// start from: every change after it is in the window. Older ones get
 	// 410 "too old resource version".
 	OldestResourceVersion int64 `json:"oldestResourceVersion"`
-	// First and last events held.
-	FirstEvent int64 `json:"firstEventResourceVersion,omitempty"`
-	LastEvent  int64 `json:"lastEventResourceVersion,omitempty"`
+	// First and last events held (0 when none).
+	FirstEvent int64 `json:"firstEventResourceVersion"`
+	LastEvent  int64 `json:"lastEventResourceVersion"`
 }
 
 // Status returns the cache's state now, one entry per served resource.
@@ -81,7 +90,7 @@ func (c *Cache) Status(ctx context.Context) Status {
 		rs := ResourceStatus{Resource: groupResource(res)}
 		if rc := c.cacheFor(res); rc != nil {
 			rs = rc.status()
-			if rs.Ready && st.EtcdRevision > 0 {
+			if rs.Ready && st.EtcdRevision > 0 && st.EtcdRevision > rs.ResourceVersion {
 				rs.Lag = st.EtcdRevision - rs.ResourceVersion
 			}
 		}
@@ -92,26 +101,26 @@ func (c *Cache) Status(ctx context.Context) Status {
 
 func (c *resourceCache) status() ResourceStatus {
 	c.mu.RLock()
-	rs := ResourceStatus{
-		Resource: groupResource(c.res), Cached: true, Ready: c.ready, Paused: c.paused,
-		ResourceVersion: c.rv, Objects: c.objects.len(), Watchers: c.watchers.count,
+	st := &CacheState{
+		Ready: c.ready, Paused: c.paused, ResourceVersion: c.rv, Objects: c.objects.len(), Watchers: c.watchers.count,
 		Window: Window{
 			Capacity: c.window.capacity(), Events: c.window.len(), OldestResourceVersion: c.window.floor,
 			FirstEvent: c.window.oldest(), LastEvent: c.window.newest(),
 		},
 	}
 	c.mu.RUnlock()
-	rs.EventsReceived = c.stats.received.Load()
-	rs.EventsDispatched = c.stats.dispatched.Load()
-	rs.Deliveries = c.stats.deliveries.Load()
-	rs.Encodings = c.stats.encodings.Load()
-	rs.SlowWatchersEnded = c.stats.terminated.Load()
-	rs.ListsFromCache = c.stats.listsServed.Load()
-	rs.ConsistentFallback = c.stats.consistentFromEtcd.Load()
-	rs.Initializations = c.stats.initializations.Load()
-	rs.Reinitializations = max(rs.Initializations-1, 0)
-	rs.LastReinitReason, _ = c.stats.lastInitReason.Load().(string)
-	return rs
+	st.EventsReceived = c.stats.received.Load()
+	st.EventsDispatched = c.stats.dispatched.Load()
+	st.Deliveries = c.stats.deliveries.Load()
+	st.Encodings = c.stats.encodings.Load()
+	st.SlowWatchersEnded = c.stats.terminated.Load()
+	st.GetsFromCache = c.stats.getServed.Load()
+	st.ListsFromCache = c.stats.listsServed.Load()
+	st.ConsistentFallback = c.stats.consistentFromEtcd.Load()
+	st.Initializations = c.stats.initializations.Load()
+	st.Reinitializations = max(st.Initializations-1, 0)
+	st.LastReinitReason, _ = c.stats.lastInitReason.Load().(string)
+	return ResourceStatus{Resource: groupResource(c.res), Cached: true, CacheState: st}
 }
 
 // Handler serves /debug/watchcache (mount it there):
