@@ -42,6 +42,7 @@ type Config struct {
 	APIServer  apiserver.Config
 	WatchCache watchcache.Config
 	Nodes      NodesConfig
+	Triage     TriageConfig
 
 	// Logger receives minicp's own structured logs; nil means a quiet
 	// logger at a level chosen by APIServer.Verbosity.
@@ -59,6 +60,7 @@ func NewConfig() Config {
 		APIServer:              apiserver.NewConfig(),
 		WatchCache:             watchcache.NewConfig(),
 		Nodes:                  NewNodesConfig(),
+		Triage:                 NewTriageConfig(),
 	}
 }
 
@@ -77,6 +79,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	c.APIServer.AddFlags(fs)
 	c.WatchCache.AddFlags(fs)
 	c.Nodes.AddFlags(fs)
+	c.Triage.AddFlags(fs)
 }
 
 // Validate checks the configuration and those of its parts.
@@ -109,6 +112,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Nodes.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Triage.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -36,7 +36,8 @@ type ControlPlane struct {
 	compactor  *registry.Compactor // the apiserver's etcd compactor (compaction.go)
 	cache      *watchcache.Cache   // in front of store (watchcache.go)
 	api        *apiserver.Server
-	nodes      *nodes // simulated nodes and the node lifecycle controller (nodes.go)
+	nodes      *nodes  // simulated nodes and the node lifecycle controller (nodes.go)
+	triage     *triage // events etcd, faults, namespace controller, object counts (triage.go)
 
 	kubeconfig string
 
@@ -74,12 +75,15 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := writeEtcdEndpoints(cfg.DataDir, cp.EtcdEndpoints()); err != nil {
 		return nil, err
 	}
-	cp.store, err = registry.NewStore(cp.etcdClient, registry.Options{
+	if err := cp.startTriage(ctx); err != nil {
+		return nil, err
+	}
+	cp.store, err = registry.NewStore(cp.etcdClient, cp.triage.storeOptions(registry.Options{
 		StorageMediaType: cfg.StorageMediaType,
 		EventTTL:         cfg.EventTTL,
 		KeyTTL:           cfg.Nodes.keyTTL(),
 		Logger:           cp.logger,
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +99,12 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cp.api.Handle("/debug/watchcache", cp.cache.Handler())
+	cp.triage.registerAPI(cp.api)
 	cp.registerUI()
 	if err := cp.api.Start(); err != nil {
+		return nil, err
+	}
+	if err := cp.startTriageLoops(); err != nil {
 		return nil, err
 	}
 	if err := cp.startNodes(ctx); err != nil {
@@ -192,19 +200,21 @@ func (cp *ControlPlane) EtcdEndpoints() []string {
 }
 
 // Close shuts the control plane down gracefully, in this order:
-//  0. the simulated nodes and the node lifecycle controller stop (they
-//     are clients of the apiserver);
+//  0. the simulated nodes, the node lifecycle controller and the
+//     namespace controller stop (they are clients of the apiserver);
 //  1. the apiserver stops accepting requests, ends open watches and waits
 //     for in-flight requests, so every acknowledged write is in etcd; then
 //     the watch cache stops its etcd watches, and the compactor stops;
 //  2. the etcd client is closed (only when minicp opened it itself);
-//  3. the embedded etcd members stop, flushing their data.
+//  3. the embedded etcd members stop, flushing their data (the events
+//     etcd's last, with the clients of --etcd-servers-overrides).
 //
 // It is safe to call more than once; later calls return the first result.
 func (cp *ControlPlane) Close() error {
 	cp.closeOnce.Do(func() {
 		var errs []error
 		cp.stopNodes()
+		cp.stopTriageLoops()
 		if cp.api != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			errs = append(errs, cp.api.Shutdown(ctx))
@@ -220,6 +230,7 @@ func (cp *ControlPlane) Close() error {
 		if cp.etcd != nil {
 			errs = append(errs, cp.etcd.Close())
 		}
+		errs = append(errs, cp.closeTriage())
 		cp.closeErr = errors.Join(errs...)
 	})
 	return cp.closeErr

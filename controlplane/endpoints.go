@@ -15,7 +15,11 @@ const EtcdEndpointsFile = "etcd-endpoints"
 // writeEtcdEndpoints writes the endpoints file; like the kubeconfig, it is
 // written to a temporary file and renamed, so a reader never sees half.
 func writeEtcdEndpoints(dataDir string, endpoints []string) error {
-	path := filepath.Join(dataDir, EtcdEndpointsFile)
+	return writeEndpointsFile(filepath.Join(dataDir, EtcdEndpointsFile), endpoints)
+}
+
+// writeEndpointsFile writes endpoints, one per line, to path.
+func writeEndpointsFile(path string, endpoints []string) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(strings.Join(endpoints, "\n")+"\n"), 0o600); err != nil {
 		return fmt.Errorf("writing the etcd endpoints file: %w", err)
@@ -26,7 +30,12 @@ func writeEtcdEndpoints(dataDir string, endpoints []string) error {
 // ReadEtcdEndpoints returns the etcd client URLs a minicp using dataDir
 // wrote at start-up.
 func ReadEtcdEndpoints(dataDir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, EtcdEndpointsFile))
+	return readEndpointsFile(filepath.Join(dataDir, EtcdEndpointsFile))
+}
+
+// readEndpointsFile reads a file writeEndpointsFile wrote.
+func readEndpointsFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +46,7 @@ func ReadEtcdEndpoints(dataDir string) ([]string, error) {
 		}
 	}
 	if len(eps) == 0 {
-		return nil, fmt.Errorf("%s lists no etcd endpoint", filepath.Join(dataDir, EtcdEndpointsFile))
+		return nil, fmt.Errorf("%s lists no etcd endpoint", path)
 	}
 	return eps, nil
 }

@@ -40,6 +40,9 @@ func printBanner(w io.Writer, cp *ControlPlane, startup time.Duration) {
 	fmt.Fprintf(w, "minicp ready in %s\n", startup.Round(time.Millisecond))
 	fmt.Fprintf(w, "  apiserver: %s\n", cp.URL())
 	fmt.Fprintf(w, "  etcd:      %s\n", strings.Join(cp.EtcdEndpoints(), ","))
+	if events := cp.EventsEtcdEndpoints(); len(events) > 0 {
+		fmt.Fprintf(w, "  events:    %s\n", strings.Join(events, ","))
+	}
 	fmt.Fprintf(w, "  live page: %s/ui/\n", cp.URL())
 	fmt.Fprintf(w, "Point kubectl at it with:\n\n  export KUBECONFIG=%s\n\n", kubeconfig)
 	fmt.Fprintln(w, "Press Ctrl-C to stop.")
