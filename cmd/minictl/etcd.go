@@ -23,6 +23,7 @@ func etcdGet(ctx context.Context, client *clientv3.Client, args []string, out io
 	prefix := fs.Bool("prefix", false, "get every key starting with KEY")
 	keysOnly := fs.Bool("keys-only", false, "print keys and revisions, not values")
 	rev := fs.Int64("rev", 0, "read at this revision (0 = current); a compacted revision fails")
+	consistency := fs.String("consistency", "l", "l (linearizable: a quorum read, fails without a leader) or s (serializable: whatever the member reached holds, possibly stale)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -32,6 +33,13 @@ func etcdGet(ctx context.Context, client *clientv3.Client, args []string, out io
 	opts := []clientv3.OpOption{clientv3.WithRev(*rev)}
 	if *prefix {
 		opts = append(opts, clientv3.WithPrefix())
+	}
+	switch *consistency {
+	case "l", "linearizable":
+	case "s", "serializable":
+		opts = append(opts, clientv3.WithSerializable())
+	default:
+		return fmt.Errorf("--consistency %q: want l (linearizable) or s (serializable)", *consistency)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -43,6 +43,14 @@ Usage:
   minictl snapshot restore FILE --data-dir DIR [--bump-revision N --mark-compacted]
   minictl [ETCD] relist [--informers K] [--existing M] [--objects N] [--disconnect D] [--compact]
   minictl informer [--kubeconfig FILE] [--namespace NS]
+  minictl fault add POINT [--delay D] [--error E] [--resource R] | fault ls | fault clear [POINT]
+
+etcd get --consistency=s reads the member it reaches alone (serializable);
+the default, l, is a quorum read. etcd status also reports the etcd that
+holds events when minicp keeps them apart (--events-etcd-endpoints, or the
+endpoints minicp wrote in --data-dir). fault speaks to a minicp started
+with --enable-debug-faults (--server URL, or the kubeconfig in --data-dir);
+POINT is admission, etcd.range, etcd.txn, etcd.watch or etcd.lease.
 
 ETCD is --data-dir DIR (default ./minicp-data: the endpoints minicp wrote
 there) or --etcd-endpoints URLS; without either, http://127.0.0.1:2379.
@@ -74,12 +82,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	flagEndpoints := fs.String("etcd-endpoints", "", "comma-separated etcd client URLs (default: those minicp wrote in --data-dir)")
 	fs.StringVar(flagEndpoints, "endpoints", "", "old name of --etcd-endpoints")
 	dataDir := fs.String("data-dir", "./minicp-data", "minicp's data directory, where it writes its etcd endpoints")
+	flagEvents := fs.String("events-etcd-endpoints", "", "comma-separated client URLs of the etcd holding events, when minicp keeps them apart (default: those minicp wrote in --data-dir)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	endpoints := etcdEndpoints(*flagEndpoints, *dataDir)
 	rest := fs.Args()
+	if len(rest) > 0 && rest[0] == "fault" {
+		return faultCommand(ctx, *dataDir, rest[1:], out)
+	}
 	if len(rest) > 0 {
 		if cmd, ok := clientCommands[rest[0]]; ok {
 			return cmd(ctx, endpoints, rest[1:], out)
@@ -106,7 +118,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "get":
 		return etcdGet(ctx, client, rest[2:], out)
 	case "status":
-		return etcdStatus(ctx, client, out)
+		if err := etcdStatus(ctx, client, out); err != nil {
+			return err
+		}
+		return eventsEtcdStatus(ctx, client, eventsEtcdEndpoints(*flagEvents, *dataDir), out)
 	case "move-leader":
 		return moveLeader(ctx, client, rest[2:], out)
 	case "compact":

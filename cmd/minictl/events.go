@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"minicp/controlplane"
+)
+
+// eventsEtcdEndpoints picks the events etcd's endpoints: the flag, or
+// those minicp wrote in its data directory when events have their own
+// etcd (--embedded-events-etcd, --etcd-servers-overrides=/events#...).
+func eventsEtcdEndpoints(flagValue, dataDir string) []string {
+	if eps := splitComma(flagValue); len(eps) > 0 {
+		return eps
+	}
+	eps, err := controlplane.ReadEventsEtcdEndpoints(dataDir)
+	if err != nil {
+		return nil
+	}
+	return eps
+}
+
+// eventsEtcdStatus prints the status of the etcd that holds events, when it
+// is not the main one, and how many event keys each cluster holds: with
+// events moved out (seed section 3, M10), the main etcd holds none.
+func eventsEtcdStatus(ctx context.Context, main *clientv3.Client, endpoints []string, out io.Writer) error {
+	if len(endpoints) == 0 {
+		return nil
+	}
+	events, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return fmt.Errorf("connecting to the events etcd at %s: %w", strings.Join(endpoints, ","), err)
+	}
+	defer events.Close()
+	fmt.Fprintf(out, "\n# events etcd (%s)\n", strings.Join(endpoints, ","))
+	if err := etcdStatus(ctx, events, out); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, c := range []struct {
+		name   string
+		client *clientv3.Client
+	}{{"main etcd", main}, {"events etcd", events}} {
+		resp, err := c.client.Get(ctx, "/registry/events/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "event keys in the %s: %d\n", c.name, resp.Count)
+	}
+	return nil
+}
