@@ -222,7 +222,7 @@ type minicpProcess struct {
 
 func startMinicpProcess(b *testing.B, ctx context.Context, bin string, args ...string) *minicpProcess {
 	args = append([]string{"--data-dir", b.TempDir(), "--port", "0", "--etcd-client-port", "0", "--etcd-peer-port", "0",
-		"--unsafe-no-fsync", "--etcd-compaction-interval", "0"}, args...)
+		"--unsafe-no-fsync", "--etcd-compaction-interval", "0", "--simulated-nodes", "0"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

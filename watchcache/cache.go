@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -49,6 +50,9 @@ var _ registry.Interface = (*Cache)(nil)
 // (WaitReady waits for the first lists). Reads are sent to store until a
 // resource's cache is ready. Close stops it all.
 func New(store Storage, cfg Config) (*Cache, error) {
+	if store == nil {
+		return nil, errors.New("watchcache: a storage is required")
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,8 @@
 //     the whole list comes back, without a continue token.
 //   - GET "" reads etcd (quorum); "0" and "N" may be answered from memory.
 //   - WATCH "" or "0": synthetic ADDED events for the current state ("":
-//     after the same wait as a consistent LIST), then live events. "N":
+//     after the same wait as a consistent LIST, or from etcd if the cache
+//     cannot catch up in time), then live events. "N":
 //     every event after N still in the window, then live events; N older
 //     than the window gives one ERROR event, 410 Expired "too old resource
 //     version: N (M)", where M is the oldest resourceVersion a watch may
@@ -102,4 +103,21 @@
 //     that encodes a private copy once per encoding (media type) and shares
 //     the bytes with every watcher (caching_object.go).
 //   - The cache never writes to etcd.
+//
+// # Where minicp differs from kube-apiserver
+//
+//   - Windows have a fixed size per resource (--watch-cache-sizes);
+//     upstream resizes between 100 and 100k events to keep about 75 s.
+//   - A WATCH with resourceVersion "" and no sendInitialEvents is served
+//     from the cache after a consistent wait; upstream sends it to etcd.
+//     Here every client watch costs etcd nothing.
+//   - The window's floor is the revision of the last evicted event, so a
+//     watch may resume from any revision after it. Upstream allows from the
+//     oldest held event's revision minus one; the two agree when every
+//     revision belongs to one event, and the floor stays exact when an
+//     expiring etcd lease deletes several keys in one revision.
+//   - Progress is requested as soon as a reader starts waiting, then every
+//     100 ms (upstream: on a 100 ms tick).
+//   - Pause and Resume (POST /debug/watchcache/<resource>/pause) hold a
+//     resource's feed back, so that labs can show a stale cache.
 package watchcache

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -290,4 +291,4 @@ func (c *resourceCache) sendBookmarks() {
 }
 
 // registryRV formats a revision for registry.ListOptions.
-func registryRV(rev int64) string { return fmt.Sprintf("%d", rev) }
+func registryRV(rev int64) string { return strconv.FormatInt(rev, 10) }
