@@ -99,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cp.api.Handle("/debug/watchcache", cp.cache.Handler())
-	cp.triage.registerAPI(cp.api)
+	cp.triage.registerAPI(cp.api, cp.etcd)
 	cp.registerUI()
 	if err := cp.api.Start(); err != nil {
 		return nil, err

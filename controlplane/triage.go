@@ -226,10 +226,14 @@ func (t *triage) storeOptions(opts registry.Options) registry.Options {
 	return opts
 }
 
-// registerAPI puts the faults into admission and serves their API.
-func (t *triage) registerAPI(api *apiserver.Server) {
+// registerAPI puts the faults into admission and serves their API, which
+// can also stop and restart the embedded etcd's members.
+func (t *triage) registerAPI(api *apiserver.Server, etcd *embedetcd.Cluster) {
 	if t.faults == nil {
 		return
+	}
+	if etcd != nil {
+		t.faults.SetMembers(etcd)
 	}
 	api.AddAdmissionPlugin(t.faults.AdmissionPlugin())
 	api.Handle("/debug/faults", t.faults.Handler())

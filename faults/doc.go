@@ -20,6 +20,8 @@
 //	GET    /debug/faults                  list the faults and how often each hit
 //	POST   /debug/faults                  add one: {"point":"etcd.range","delay":"2s","resource":"pods"}
 //	DELETE /debug/faults[?point=P]        clear all faults, or those of one point
+//	POST   /debug/faults/members/NAME/stop     stop an embedded etcd member (crash)
+//	POST   /debug/faults/members/NAME/restart  start it again on its data
 //
 // `minictl fault add|ls|clear` speaks this API. minicp mounts it only with
 // --enable-debug-faults, and it answers only clients on loopback.

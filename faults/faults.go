@@ -118,6 +118,9 @@ type Set struct {
 	// mu guards faults; it is never held while a fault sleeps.
 	mu     sync.Mutex
 	faults map[faultKey]*Fault
+	// members, if set (SetMembers, before serving), can be stopped and
+	// restarted through the HTTP API.
+	members Members
 }
 
 // NewSet returns an empty Set.

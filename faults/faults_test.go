@@ -139,3 +139,42 @@ func TestTheHTTPAPIAnswersOnlyLoopbackClients(t *testing.T) {
 		t.Errorf("from 192.0.2.10: got %d %s, want 403 Status", rec.Code, rec.Body)
 	}
 }
+
+// fakeMembers records what it was asked to do.
+type fakeMembers struct{ did []string }
+
+func (m *fakeMembers) StopMember(name string) error {
+	if name == "ghost" {
+		return errors.New("no etcd member named ghost")
+	}
+	m.did = append(m.did, "stop "+name)
+	return nil
+}
+
+func (m *fakeMembers) RestartMember(_ context.Context, name string) error {
+	m.did = append(m.did, "restart "+name)
+	return nil
+}
+
+func TestTheHTTPAPIStopsAndRestartsMembers(t *testing.T) {
+	s := NewSet()
+	members := &fakeMembers{}
+	s.SetMembers(members)
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for _, path := range []string{"/debug/faults/members/minicp-etcd-1/stop", "/debug/faults/members/minicp-etcd-1/restart"} {
+		resp, err := http.Post(srv.URL+path, "", nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %v %v", path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	if strings.Join(members.did, ",") != "stop minicp-etcd-1,restart minicp-etcd-1" {
+		t.Errorf("members were asked: %v", members.did)
+	}
+	resp, err := http.Post(srv.URL+"/debug/faults/members/ghost/stop", "", nil)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("stopping an unknown member: %v %v, want 400", resp, err)
+	}
+	resp.Body.Close()
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +32,10 @@ func (s *Set) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 func (s *Set) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if !fromLoopback(req) {
 		writeStatus(w, apierrors.NewForbidden(faultsResource, "", fmt.Errorf("fault injection answers loopback clients only, not %s", req.RemoteAddr)))
+		return
+	}
+	if _, rest, ok := strings.Cut(req.URL.Path, "/members/"); ok {
+		s.serveMember(w, req, rest)
 		return
 	}
 	switch req.Method {

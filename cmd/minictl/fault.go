@@ -6,6 +6,7 @@ package main
 //	minictl fault add etcd.range --delay 2s [--resource pods] [--error timeout]
 //	minictl fault ls
 //	minictl fault clear [POINT]
+//	minictl fault stop-member minicp-etcd-1      (and restart-member)
 
 import (
 	"bytes"
@@ -65,6 +66,14 @@ func faultCommand(ctx context.Context, dataDir string, args []string, out io.Wri
 			return err
 		}
 		return printFaults(out, list.Faults)
+	case (cmd == "stop-member" || cmd == "restart-member") && len(positional) == 1:
+		action := strings.TrimSuffix(cmd, "-member")
+		var done faults.MemberAction
+		if err := api.do(ctx, http.MethodPost, "/members/"+positional[0]+"/"+action, nil, &done); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "etcd member %s: %s done\n", done.Member, done.Action)
+		return nil
 	case cmd == "clear" && len(positional) <= 1:
 		query := ""
 		if len(positional) == 1 {
@@ -77,7 +86,7 @@ func faultCommand(ctx context.Context, dataDir string, args []string, out io.Wri
 		fmt.Fprintf(out, "%d fault(s) cleared\n", cleared.Cleared)
 		return nil
 	}
-	return fmt.Errorf("fault add POINT [--delay D] [--error E] [--resource R] | fault ls | fault clear [POINT]; points: %v: %w", faults.Points, errUsage)
+	return fmt.Errorf("fault add POINT [--delay D] [--error E] [--resource R] | fault ls | fault clear [POINT] | fault stop-member NAME | fault restart-member NAME; points: %v: %w", faults.Points, errUsage)
 }
 
 // apiServerURL is --server, or the server of minicp's kubeconfig.

@@ -44,6 +44,7 @@ Usage:
   minictl [ETCD] relist [--informers K] [--existing M] [--objects N] [--disconnect D] [--compact]
   minictl informer [--kubeconfig FILE] [--namespace NS]
   minictl fault add POINT [--delay D] [--error E] [--resource R] | fault ls | fault clear [POINT]
+  minictl fault stop-member NAME | fault restart-member NAME
 
 etcd get --consistency=s reads the member it reaches alone (serializable);
 the default, l, is a quorum read. etcd status also reports the etcd that
