@@ -19,6 +19,9 @@ type storedState struct {
 	rev  int64 // the key's mod revision; 0 when absent
 	// lease is the etcd lease the key is bound to; 0 for none.
 	lease clientv3.LeaseID
+	// guessed marks a state read from the local member only (serializable):
+	// possibly stale, good for a compare-and-swap, not for a decision.
+	guessed bool
 }
 
 // stateFrom decodes the result of a single-key read.
@@ -42,6 +45,29 @@ func (s *Store) readState(ctx context.Context, res *Resource, key string) (*stor
 	return s.stateFrom(res, resp.Kvs)
 }
 
+// guessState reads a key's state from the etcd member the client talks to,
+// without a quorum read: no Raft round trip, but possibly behind.
+func (s *Store) guessState(ctx context.Context, res *Resource, key string) (*storedState, error) {
+	resp, err := s.client.Get(ctx, key, clientv3.WithSerializable())
+	if err != nil {
+		return nil, storageError(err)
+	}
+	state, err := s.stateFrom(res, resp.Kvs)
+	if err != nil {
+		return nil, err
+	}
+	state.guessed = true
+	return state, nil
+}
+
+// confirm is how a round that was decided on a guessed state without a
+// transaction ends: with a quorum read, so that the next round decides on
+// the current state.
+func (s *Store) confirm(ctx context.Context, res *Resource, key string) (runtime.Object, bool, *storedState, error) {
+	fresh, err := s.readState(ctx, res, key)
+	return nil, false, fresh, err
+}
+
 // Update is optimistic concurrency on the key's mod revision (seed section
 // 2, M4). It reads the current state at revision R, lets tryUpdate compute
 // the new object, then writes with one transaction:
@@ -53,9 +79,18 @@ func (s *Store) readState(ctx context.Context, res *Resource, key string) (*stor
 // must carry R itself, or the update fails with 409 Conflict; one without a
 // resourceVersion is applied to whatever is current. An update that would
 // store identical bytes writes nothing and returns the stored object.
+//
+// R is first read from the local etcd member only (a serializable read, no
+// Raft round trip): a guess, which the transaction's compare checks. A
+// round that would end without a transaction on a guessed state (an error
+// such as 409 or 404, a dry run, or nothing to write) reads the key again
+// with a quorum read and runs once more, so nothing is decided on a stale
+// state. Upstream's storage does the same with the watch cache's copy of
+// the object as its guess. For a heartbeat, this spares a quorum read per
+// renewal.
 func (s *Store) Update(ctx context.Context, res *Resource, namespace, name string, opts UpdateOptions, tryUpdate UpdateFunc) (runtime.Object, bool, error) {
 	key := KeyFor(res, namespace, name)
-	state, err := s.readState(ctx, res, key)
+	state, err := s.guessState(ctx, res, key)
 	if err != nil {
 		return nil, false, err
 	}
@@ -79,15 +114,24 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 	tryUpdate UpdateFunc, state *storedState) (out runtime.Object, created bool, fresh *storedState, err error) {
 	creating := state.obj == nil
 	if creating && !res.AllowCreateOnUpdate {
+		if state.guessed {
+			return s.confirm(ctx, res, key)
+		}
 		return nil, false, nil, notFound(res, name)
 	}
 	newObj, err := s.computeUpdate(res, namespace, name, opts, tryUpdate, state)
 	if err != nil {
+		if state.guessed {
+			return s.confirm(ctx, res, key)
+		}
 		return nil, false, nil, err
 	}
 	data, err := s.encode(res, newObj)
 	if err != nil {
 		return nil, false, nil, err
+	}
+	if state.guessed && (opts.DryRun || (!creating && bytes.Equal(data, state.data))) {
+		return s.confirm(ctx, res, key)
 	}
 	if !creating && bytes.Equal(data, state.data) {
 		return state.obj, false, nil, nil
