@@ -110,7 +110,7 @@ func TestLivePageShowsWhatTheDebugEndpointsAndTheAPIReport(t *testing.T) {
 	}
 
 	framework.Eventually(t, 10*time.Second, "the page's pods window to equal /debug/watchcache's", func() bool {
-		rs := cacheStatus(t, s, "pods")
+		rs := getView[watchcache.ResourceStatus](t, s, "/debug/watchcache/pods")
 		return page.text(`tr[data-resource="pods"] [data-field="floor"]`) == strconv.FormatInt(rs.Window.OldestResourceVersion, 10) &&
 			page.text(`tr[data-resource="pods"] [data-field="rv"]`) == strconv.FormatInt(rs.ResourceVersion, 10)
 	})
