@@ -98,9 +98,11 @@ func TestMoveLeaderMakesTheNamedMemberLeaderInANewTerm(t *testing.T) {
 	if after.Leader != target {
 		t.Fatalf("leader after the move: got %q, want %q", after.Leader, target)
 	}
-	if after.Members[0].RaftTerm <= before.Members[0].RaftTerm {
-		t.Errorf("raft term: got %d after the move, want more than %d", after.Members[0].RaftTerm, before.Members[0].RaftTerm)
-	}
+	// A member learns the new term when it applies the new leader's first
+	// entry, which may be a moment after it follows the new leader.
+	eventually(t, fmt.Sprintf("raft term above %d after the move", before.Members[0].RaftTerm), func() bool {
+		return c.Status().Members[0].RaftTerm > before.Members[0].RaftTerm
+	})
 	if err := c.MoveLeader(ctx, "no-such-member"); !errors.Is(err, ErrNoSuchMember) {
 		t.Errorf("MoveLeader to an unknown member: got %v, want ErrNoSuchMember", err)
 	}
