@@ -289,10 +289,14 @@ func TestAStoppedAgentLeavesNoGoroutinesRunning(t *testing.T) {
 	during := runtime.NumGoroutine()
 	a.Stop()
 	closeIdle()
+	// A leaking agent would keep its 16 workers, schedule and informer; a
+	// slack of 5 absorbs the stack's own goroutines that come and go (HTTP
+	// keep-alives, cache dispatch) on a loaded machine.
+	const slack = 5
 	var after int
-	framework.Eventually(t, 10*time.Second, "goroutines back to their number before the agent", func() bool {
+	framework.Eventually(t, 20*time.Second, "goroutines back to their number before the agent", func() bool {
 		after = runtime.NumGoroutine()
-		return after <= before
+		return after <= before+slack
 	})
 	t.Logf("goroutines: %d before, %d with 100 nodes running, %d after Stop", before, during, after)
 }
