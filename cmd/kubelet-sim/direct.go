@@ -41,8 +41,8 @@ func runDirect(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.W
 		return fmt.Errorf("no protobuf serializer")
 	}
 	codec := registry.Codecs.EncoderForVersion(info.Serializer, coordinationv1.SchemeGroupVersion)
-	fmt.Fprintf(out, "kubelet-sim: %d nodes renewing straight into etcd at %v under %s; every %s; %d workers\n",
-		n, etcd.Endpoints(), directPrefix, interval, workers)
+	fmt.Fprintf(out, "kubelet-sim: %s renewing straight into etcd at %v under %s, every %s; %d workers\n",
+		describeNodes(cfg.agent), etcd.Endpoints(), directPrefix, interval, workers)
 
 	var stats lease.Stats
 	var written atomic.Int64 // keys written at least once

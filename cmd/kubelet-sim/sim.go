@@ -126,13 +126,24 @@ func runAgent(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.Wr
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "kubelet-sim: %d nodes (%s0..%s%d) against %s; lease %s renewed every %s; %d workers\n",
-		cfg.agent.Nodes, cfg.agent.NodePrefix, cfg.agent.NodePrefix, cfg.agent.Nodes-1, rc.Host,
-		cfg.agent.LeaseDuration, cfg.agent.LeaseDuration/4, cfg.agent.Workers)
+	fmt.Fprintf(out, "kubelet-sim: %s against %s; lease %s renewed every %s; %d workers\n",
+		describeNodes(cfg.agent), rc.Host, cfg.agent.LeaseDuration, cfg.agent.LeaseDuration/4, cfg.agent.Workers)
 	agent.Start()
 	r := newReporter(out, cfg, etcd)
 	r.loop(ctx, agent.Snapshot)
 	agent.Stop()
 	r.summary(agent.Snapshot())
 	return nil
+}
+
+// describeNodes names the simulated nodes: "1 node (victim-0)",
+// "3 nodes (node-0..node-2)".
+func describeNodes(c lease.AgentConfig) string {
+	switch c.Nodes {
+	case 0:
+		return "0 nodes"
+	case 1:
+		return fmt.Sprintf("1 node (%s0)", c.NodePrefix)
+	}
+	return fmt.Sprintf("%d nodes (%s0..%s%d)", c.Nodes, c.NodePrefix, c.NodePrefix, c.Nodes-1)
 }
