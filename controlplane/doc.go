@@ -14,9 +14,19 @@
 // while etcd has an alarm raised, naming it (alarms.go). RestoreSnapshot
 // (restore.go) lays a restored etcd member out where Start looks for it.
 //
+// Once the apiserver serves, it starts the node side of seed section 4
+// (nodes.go): the node lifecycle controller and --simulated-nodes
+// heartbeating kubelets (package lease), both ordinary clients of the
+// apiserver; with --node-lease-etcd-binding each Node Lease key is bound to
+// an etcd lease through the registry's KeyTTL. The etcd endpoints are
+// written to the data directory (endpoints.go) for minictl and kubelet-sim.
+//
 // Invariants:
-//   - The kubeconfig is written only after the apiserver answers /readyz, so
-//     its presence on disk means "ready".
+//   - The kubeconfig is written only after the apiserver answers /readyz
+//     and the simulated nodes are registered, so its presence on disk means
+//     "ready".
+//   - The simulated nodes and the node lifecycle controller are the first
+//     things Close stops, before the apiserver they talk to.
 //   - Close stops the stack in the reverse order of Start: no request is
 //     served after etcd is gone, and an embedded etcd closes cleanly, so the
 //     next Start on the same data directory sees every object and revision.

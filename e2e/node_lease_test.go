@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -294,9 +295,35 @@ func TestAStoppedAgentLeavesNoGoroutinesRunning(t *testing.T) {
 	// keep-alives, cache dispatch) on a loaded machine.
 	const slack = 5
 	var after int
-	framework.Eventually(t, 20*time.Second, "goroutines back to their number before the agent", func() bool {
+	framework.Eventually(t, 20*time.Second, fmt.Sprintf("goroutines back to %d+%d (now %d)", before, slack, runtime.NumGoroutine()), func() bool {
 		after = runtime.NumGoroutine()
 		return after <= before+slack
 	})
 	t.Logf("goroutines: %d before, %d with 100 nodes running, %d after Stop", before, during, after)
+}
+
+// Seed section 4 (M11): minicp's own simulated nodes are registered, Ready
+// and heartbeating by the time Start returns, each with its Lease.
+func TestSimulatedNodesAreReadyWhenMinicpIs(t *testing.T) {
+	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
+		c.Nodes.Simulated = 3
+		c.Nodes.LifecycleController = true
+	}})
+	ctx := framework.Context(t, 10*time.Second)
+	nodes, err := s.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 3 {
+		t.Fatalf("got %d nodes right after start, want 3", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		if readyCondition(&n).Status != corev1.ConditionTrue {
+			t.Errorf("node %s: Ready %q, want True", n.Name, readyCondition(&n).Status)
+		}
+		l, err := s.Clientset.CoordinationV1().Leases(lease.NodeLeaseNamespace).Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil || *l.Spec.LeaseDurationSeconds != 40 || *l.Spec.HolderIdentity != n.Name {
+			t.Errorf("lease of %s: %v, %v; want one held by the node for 40 s", n.Name, l, err)
+		}
+	}
 }
