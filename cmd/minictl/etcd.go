@@ -84,15 +84,21 @@ func printKV(ctx context.Context, client *clientv3.Client, out io.Writer, kv *mv
 	fmt.Fprintf(out, "decoded:\n%s\n\n", pretty)
 }
 
+// statusTimeout bounds each question etcd status asks, so that one member
+// that is down (or a cluster without quorum) costs seconds, not the whole
+// report: without quorum, the per-endpoint lines still show what each
+// surviving member thinks, and the cluster-wide questions say they failed.
+const statusTimeout = 2 * time.Second
+
 // etcdStatus prints, per endpoint, the figures labs watch: revision, raft
 // term and leader, database size, and alarms.
 func etcdStatus(ctx context.Context, client *clientv3.Client, out io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
 	for _, ep := range client.Endpoints() {
-		st, err := client.Status(ctx, ep)
+		epCtx, cancel := context.WithTimeout(ctx, statusTimeout)
+		st, err := client.Status(epCtx, ep)
+		cancel()
 		if err != nil {
-			fmt.Fprintf(out, "%s  unreachable: %v\n", ep, err)
+			fmt.Fprintf(out, "%s  unreachable: %v\n\n", ep, err)
 			continue
 		}
 		fmt.Fprintf(out, "endpoint:       %s\n", ep)
@@ -102,15 +108,23 @@ func etcdStatus(ctx context.Context, client *clientv3.Client, out io.Writer) err
 		fmt.Fprintf(out, "db size:        %d bytes (in use %d)\n", st.DbSize, st.DbSizeInUse)
 		fmt.Fprintf(out, "version:        %s\n\n", st.Version)
 	}
-	if err := printMembers(ctx, client, out); err != nil {
-		return err
+	askCtx, cancel := context.WithTimeout(ctx, statusTimeout)
+	err := printMembers(askCtx, client, out)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(out, "members:        unknown (%v: does the cluster have a quorum?)\n", err)
+		return nil
 	}
-	compacted, err := embedetcd.CompactedRevision(ctx, client)
+	askCtx, cancel = context.WithTimeout(ctx, statusTimeout)
+	compacted, err := embedetcd.CompactedRevision(askCtx, client)
+	cancel()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "compacted:      %d   (revisions below it are gone; 0 = never compacted)\n", compacted)
-	alarms, err := client.AlarmList(ctx)
+	askCtx, cancel = context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	alarms, err := client.AlarmList(askCtx)
 	if err != nil {
 		return err
 	}
