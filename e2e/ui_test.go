@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -83,6 +84,25 @@ func TestLivePageShowsWhatTheDebugEndpointsAndTheAPIReport(t *testing.T) {
 	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
 	waitDrawn(t, page, 2)
 
+	pageAgreesWithMinicp(ctx, t, s, page)
+	page.screenshot(filepath.Join(screenshotDir(t), "live-page-overview.png"))
+	writesMoveThePage(ctx, t, s, page)
+
+	// A minicp that stops answering is said to, on every panel.
+	s.Stop(t)
+	framework.Eventually(t, 15*time.Second, "the page to say minicp is not answering", func() bool {
+		var shown bool
+		page.eval(`!document.querySelector('#banner').hidden && document.querySelector('#banner').textContent.includes('not answering')`, &shown)
+		return shown && page.text("#panel-nodes .error") != ""
+	})
+	page.screenshot(filepath.Join(screenshotDir(t), "live-page-minicp-stopped.png"))
+}
+
+// pageAgreesWithMinicp checks the page's revision, a node and a cache
+// window against /debug, etcd and the API, and asks the explainer about a
+// resourceVersion before the window.
+func pageAgreesWithMinicp(ctx context.Context, t *testing.T, s *framework.Stack, page *browserPage) {
+	t.Helper()
 	framework.Eventually(t, 15*time.Second, "the page's etcd revision to equal /debug/etcd's and etcd's", func() bool {
 		before := getView[ui.EtcdView](t, s, ui.EtcdPath)
 		shown := page.text("#etcd-revision")
@@ -103,16 +123,14 @@ func TestLivePageShowsWhatTheDebugEndpointsAndTheAPIReport(t *testing.T) {
 	if got, want := page.text(`tr[data-node="node-0"] [data-field="ready"]`), string(readyStatus(node)); got != want {
 		t.Errorf("node-0's Ready on the page: got %q, want the API's %q", got, want)
 	}
-	var ttl string
-	page.eval(`document.querySelector('tr[data-node="node-0"] [data-field="ttl"]').dataset.ttl`, &ttl)
-	if n, err := strconv.Atoi(ttl); err != nil || n <= 0 || n > 40 {
-		t.Errorf("node-0's etcd lease TTL on the page: got %q, want 1-40 s (its Lease key is bound to a 40 s etcd lease)", ttl)
+	if ttl := pageTTL(t, page, "node-0"); ttl <= 0 || ttl > 40 {
+		t.Errorf("node-0's etcd lease TTL on the page: got %d, want 1-40 s (its Lease key is bound to a 40 s etcd lease)", ttl)
 	}
 
 	framework.Eventually(t, 10*time.Second, "the page's pods window to equal /debug/watchcache's", func() bool {
 		rs := getView[watchcache.ResourceStatus](t, s, "/debug/watchcache/pods")
-		return page.text(`tr[data-resource="pods"] [data-field="floor"]`) == strconv.FormatInt(rs.Window.OldestResourceVersion, 10) &&
-			page.text(`tr[data-resource="pods"] [data-field="rv"]`) == strconv.FormatInt(rs.ResourceVersion, 10)
+		return pageInt(page, `tr[data-resource="pods"] [data-field="floor"]`) == rs.Window.OldestResourceVersion &&
+			pageInt(page, `tr[data-resource="pods"] [data-field="rv"]`) == rs.ResourceVersion
 	})
 
 	// Seed section 2 (M6): before the window, 410; the page says what the cache says.
@@ -121,9 +139,13 @@ func TestLivePageShowsWhatTheDebugEndpointsAndTheAPIReport(t *testing.T) {
 	if got := explainOutcome(page); want.Outcome != watchcache.OutcomeExpired || got != want.Outcome {
 		t.Fatalf("explaining a watch from 1: page %q, /debug/watchcache %q; want the cache's %q", got, want.Outcome, watchcache.OutcomeExpired)
 	}
-	page.screenshot(filepath.Join(screenshotDir(t), "live-page-overview.png"))
+}
 
-	// Writes move the page: revision, tape, the pods window and the node table.
+// writesMoveThePage creates a namespace, five pods and a node through the
+// API and waits for the page's revision, tape, pods window and node table
+// to show them.
+func writesMoveThePage(ctx context.Context, t *testing.T, s *framework.Stack, page *browserPage) {
+	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "live-page"}}
 	if _, err := s.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -131,6 +153,7 @@ func TestLivePageShowsWhatTheDebugEndpointsAndTheAPIReport(t *testing.T) {
 	var last *corev1.Pod
 	for i := range 5 {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i)}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+		var err error
 		if last, err = s.Clientset.CoreV1().Pods("live-page").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -139,25 +162,26 @@ func TestLivePageShowsWhatTheDebugEndpointsAndTheAPIReport(t *testing.T) {
 	if _, err := s.Clientset.CoreV1().Nodes().Create(ctx, learner, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	lastRV, _ := strconv.ParseInt(last.ResourceVersion, 10, 64)
-	framework.Eventually(t, 10*time.Second, "the page to show the new pods", func() bool {
-		rev, _ := strconv.ParseInt(page.text("#etcd-revision"), 10, 64)
-		cacheRV, _ := strconv.ParseInt(page.text(`tr[data-resource="pods"] [data-field="rv"]`), 10, 64)
+	lastRV, err := strconv.ParseInt(last.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 10*time.Second, "the page to show the new pods and node", func() bool {
 		var tape []string
 		page.eval(`[...document.querySelectorAll('#events tbody td:nth-child(4)')].map(td => td.textContent)`, &tape)
-		return rev > lastRV && cacheRV >= lastRV && page.text(`tr[data-resource="pods"] [data-field="objects"]`) == "5" &&
-			slices.Contains(tape, "live-page/web-4") && page.text("#nodes-total") == "4" &&
-			page.text(`tr[data-node="learner-node"] [data-field="ready"]`) == "None"
+		return pageInt(page, "#etcd-revision") > lastRV && pageInt(page, `tr[data-resource="pods"] [data-field="rv"]`) >= lastRV &&
+			page.text(`tr[data-resource="pods"] [data-field="objects"]`) == "5" && slices.Contains(tape, "live-page/web-4") &&
+			page.text("#nodes-total") == "4" && page.text(`tr[data-node="learner-node"] [data-field="ready"]`) == "None"
 	})
+}
 
-	// A minicp that stops answering is said to, on every panel.
-	s.Stop(t)
-	framework.Eventually(t, 15*time.Second, "the page to say minicp is not answering", func() bool {
-		var shown bool
-		page.eval(`!document.querySelector('#banner').hidden && document.querySelector('#banner').textContent.includes('not answering')`, &shown)
-		return shown && page.text("#panel-nodes .error") != ""
-	})
-	page.screenshot(filepath.Join(screenshotDir(t), "live-page-minicp-stopped.png"))
+// pageInt is the whole number an element shows, or -1.
+func pageInt(p *browserPage, selector string) int64 {
+	n, err := strconv.ParseInt(p.text(selector), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // askExplain types a resourceVersion into the explainer and waits for
