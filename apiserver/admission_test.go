@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,8 +217,11 @@ func TestPluginsRunInOrderAndTheFirstRejectionEndsTheChain(t *testing.T) {
 	if resp := ts.do(t, "DELETE", "/apis/coordination.k8s.io/v1/namespaces/default/leases/n1", ""); resp.code != http.StatusOK {
 		t.Fatalf("DELETE lease: %d %s", resp.code, resp.body)
 	}
+	// An update is admitted on every attempt of the store's read-modify-write
+	// loop (the store may decide a no-op again on a fresh read): repeats of
+	// the same admission in a row are one request.
 	want := []string{"CREATE leases default/n1", "UPDATE leases default/n1", "DELETE leases default/n1"}
-	if got := second.operations("leases"); strings.Join(got, ",") != strings.Join(want, ",") {
+	if got := slices.Compact(second.operations("leases")); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("admitted: got %v, want %v", got, want)
 	}
 }
