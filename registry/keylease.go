@@ -5,16 +5,16 @@ package registry
 //
 // A key that KeyTTL gives a TTL is bound to an etcd lease of its own,
 // granted with exactly that TTL. A write of the key reuses the lease the key
-// is bound to and, once the write is applied, sends one KeepAlive for it:
-// a renewal is one MVCC write plus one KeepAlive, and the lease's countdown
-// restarts at every successful write. When writes stop, the lease runs
-// out, etcd deletes the key, and watchers see DELETED.
+// is bound to and sends one KeepAlive for it alongside the write: a renewal
+// is one MVCC write plus one KeepAlive, and the lease's countdown restarts
+// at every write. When writes stop, the lease runs out, etcd deletes the
+// key, and watchers see DELETED.
 //
 // A new lease is granted, and the key moved onto it by the same write,
 // when the key has none, when its lease is gone (expired or revoked), or
 // when its lease was granted with another TTL. A write can race the expiry
 // of the lease it reuses: etcd applies it, then revokes the lease and
-// deletes the key. The KeepAlive that follows the write then fails with
+// deletes the key. The KeepAlive sent with the write then fails with
 // "lease not found" (etcd answers it only once the revoke is applied), and
 // the update starts over from a fresh read, recreating the key on a new
 // lease, so callers never see the race.
@@ -100,8 +100,7 @@ func (k *keyLeases) grantedTTL(ctx context.Context, id clientv3.LeaseID) (int64,
 	return resp.GrantedTTL, nil
 }
 
-// keepAlive restarts the countdown of the lease b reused, after its write
-// was applied.
+// keepAlive restarts the countdown of the lease b reuses.
 func (k *keyLeases) keepAlive(ctx context.Context, b leaseBinding) error {
 	if b.keepAlive == 0 {
 		return nil

@@ -231,20 +231,32 @@ func (s *Store) leaseFor(ctx context.Context, res *Resource, obj runtime.Object,
 	return b, nil
 }
 
-// renewLease sends the KeepAlive of a write that reused its key's lease,
-// and reports whether the lease turned out to be gone: it had expired when
-// the write was applied, etcd has since revoked it, and the key went with
-// it (etcd answers a KeepAlive of an expired lease only once the revoke is
-// applied). Any other failure is logged: the write is applied, and the
-// lease lives on until its TTL.
-func (s *Store) renewLease(ctx context.Context, key string, b leaseBinding) (lost bool) {
-	err := s.keyLeases.keepAlive(ctx, b)
-	if isLeaseNotFound(err) {
-		s.log.Info("a key's etcd lease expired as it was written; binding it to a new lease", "key", key, "lease", b.keepAlive)
-		return true
+// renewLease sends the KeepAlive of a write that reuses its key's lease,
+// alongside the write: it does not depend on the write, and etcd answers it
+// only once the entries before it are applied, so sending it after the
+// write would add a second wait. The returned function waits for the
+// answer and reports whether the lease turned out to be gone: it had
+// expired, etcd has revoked it (etcd answers a KeepAlive of an expired
+// lease only once the revoke is applied), and the key went with it, or
+// never got written. Any other failure is logged: the lease lives on until
+// its TTL. The caller must call the function before its round ends.
+func (s *Store) renewLease(ctx context.Context, key string, b leaseBinding) (lost func() bool) {
+	if b.keepAlive == 0 {
+		return func() bool { return false }
 	}
-	if err != nil {
-		s.log.Warn("keep-alive of a key's etcd lease failed after its write", "key", key, "lease", b.keepAlive, "err", err)
+	result := make(chan error, 1) // written once by the goroutine below
+	go func() {                   // one KeepAlive; ends when etcd answers or ctx ends
+		result <- s.keyLeases.keepAlive(ctx, b)
+	}()
+	return func() bool {
+		err := <-result
+		if isLeaseNotFound(err) {
+			s.log.Info("a key's etcd lease expired as it was written; binding it to a new lease", "key", key, "lease", b.keepAlive)
+			return true
+		}
+		if err != nil {
+			s.log.Warn("keep-alive of a key's etcd lease failed", "key", key, "lease", b.keepAlive, "err", err)
+		}
+		return false
 	}
-	return false
 }

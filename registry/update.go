@@ -155,11 +155,13 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 	if err != nil {
 		return nil, false, nil, err
 	}
+	leaseLost := s.renewLease(ctx, key, lease)
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
 		Then(clientv3.OpPut(key, string(data), lease.opts...)).
 		Else(clientv3.OpGet(key)).
 		Commit()
+	lost := leaseLost()
 	if err != nil {
 		return nil, false, nil, storageError(err)
 	}
@@ -170,7 +172,7 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		}
 		return nil, false, fresh, nil
 	}
-	if s.renewLease(ctx, key, lease) {
+	if lost {
 		// The lease had run out just before the write, and etcd has now
 		// deleted the key with it: write again, onto a fresh lease.
 		fresh, err := s.readState(ctx, res, key)
