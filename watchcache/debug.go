@@ -37,9 +37,11 @@ type CacheState struct {
 	Ready  bool `json:"ready"`
 	Paused bool `json:"paused"`
 	// ResourceVersion is the revision up to which the cache has applied
-	// every change of the resource; Lag is etcd's revision minus it (other
+	// every change of the resource; EtcdRevision is etcd's current
+	// revision, read for this page; Lag is the difference (other
 	// resources' writes, and progress notifications not asked for yet).
 	ResourceVersion int64  `json:"resourceVersion"`
+	EtcdRevision    int64  `json:"etcdRevision"`
 	Lag             int64  `json:"lag"`
 	Window          Window `json:"window"`
 	Objects         int    `json:"objects"`
@@ -90,7 +92,8 @@ func (c *Cache) Status(ctx context.Context) Status {
 		rs := ResourceStatus{Resource: groupResource(res)}
 		if rc := c.cacheFor(res); rc != nil {
 			rs = rc.status()
-			if rs.Ready && st.EtcdRevision > 0 && st.EtcdRevision > rs.ResourceVersion {
+			rs.EtcdRevision = st.EtcdRevision
+			if rs.Ready && st.EtcdRevision > rs.ResourceVersion {
 				rs.Lag = st.EtcdRevision - rs.ResourceVersion
 			}
 		}
