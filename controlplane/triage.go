@@ -137,6 +137,10 @@ type triage struct {
 	clients    map[schema.GroupResource]*clientv3.Client // the override clusters' clients
 	owned      []*clientv3.Client                        // clients opened for --etcd-servers-overrides, closed by closeTriage
 	endpoints  map[schema.GroupResource][]string         // the override clusters' endpoints
+	// compactors compact the override clusters every
+	// --etcd-compaction-interval, as upstream runs one compactor per etcd
+	// it talks to; closeTriage stops them before closing the clients.
+	compactors []*registry.Compactor
 
 	// cancel stops the namespace controller and the object counter; wg
 	// waits for their goroutines.
@@ -173,6 +177,9 @@ func (cp *ControlPlane) startTriage(ctx context.Context) error {
 		}
 		t.owned = append(t.owned, c)
 		t.clients[gr], t.endpoints[gr] = c, urls
+	}
+	for gr, c := range t.clients {
+		t.compactors = append(t.compactors, registry.StartCompactor(c, cp.cfg.EtcdCompactionInterval, cp.logger.With("etcd", gr.String())))
 	}
 	if eps := t.endpoints[eventsResource]; len(eps) > 0 {
 		cp.uncacheEvents()
@@ -275,13 +282,17 @@ func (cp *ControlPlane) stopTriageLoops() {
 	cp.triage.wg.Wait()
 }
 
-// closeTriage closes the override clients and the events etcd, after the
-// main etcd's users have stopped.
+// closeTriage stops the override clusters' compactors, then closes the
+// override clients and the events etcd, after the main etcd's users have
+// stopped.
 func (cp *ControlPlane) closeTriage() error {
 	if cp.triage == nil {
 		return nil
 	}
 	var errs []error
+	for _, c := range cp.triage.compactors {
+		c.Stop()
+	}
 	for _, c := range cp.triage.owned {
 		errs = append(errs, c.Close())
 	}
