@@ -63,6 +63,14 @@
 // Invalid with field causes) and which parts an update may change (a status
 // update keeps the spec, a main update keeps the status).
 //
+// Every etcd request goes through one client wrapper (etcdclient.go): it
+// sends the keys of resources moved by Options.EtcdOverrides (events, as
+// kube-apiserver's --etcd-servers-overrides) to their own cluster, passes
+// Options.Faults first (the triage labs' slow etcd), and times each request
+// into etcd_request_duration_seconds{operation,type} and the request's
+// trace (package reqtrace): seed section 5's "is etcd slow, as the
+// apiserver sees it?" (metrics.go).
+//
 // The watch cache (package watchcache) implements Interface too and serves
 // reads from memory; writes always come here. Labs: docs/labs (storage
 // layout with `minictl etcd get`, stale updates, compaction and 410).
