@@ -111,7 +111,7 @@ func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
 
 	cpuBefore, clientBefore, started := srv.cpu(b), selfCPU(b), time.Now()
 	writeDone := writeFanOutPods(b, ctx, srv.url, total)
-	writing := time.Since(started)
+	writing := time.Since(started) // to the last response
 	want := int64(total * sc.watchers)
 	deadline := time.Now().Add(60 * time.Second)
 	for delivered.Load() < want && time.Now().Before(deadline) {
@@ -173,32 +173,46 @@ func readFanOutEvents(body interface{ Read([]byte) (int, error) }, lastArrival [
 	}
 }
 
-// writeFanOutPods creates pods fan-0..n-1 at fanOutRate per second and
-// returns when each create's response arrived.
+// writeFanOutPods creates pods fan-0..n-1 at fanOutRate per second, open
+// loop (a slow response does not delay the next write), and returns when
+// each create's response arrived.
 func writeFanOutPods(b testing.TB, ctx context.Context, url string, n int) []time.Time {
 	done := make([]time.Time, n)
 	tick := time.NewTicker(time.Second / fanOutRate)
 	defer tick.Stop()
 	client := &http.Client{}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
 	for i := range n {
 		<-tick.C
-		body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fan-%d"},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}`, i)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/namespaces/default/pods", strings.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var buf bytes.Buffer
-		_, err = buf.ReadFrom(resp.Body)
-		resp.Body.Close()
-		done[i] = time.Now()
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			b.Fatalf("create fan-%d: %d %v %s", i, resp.StatusCode, err, buf.String())
-		}
+		wg.Add(1)
+		go func() { // one create; ends with its response
+			defer wg.Done()
+			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fan-%d"},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}`, i)
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/namespaces/default/pods", strings.NewReader(body))
+			if err != nil {
+				errs <- err
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			var buf bytes.Buffer
+			_, err = buf.ReadFrom(resp.Body)
+			resp.Body.Close()
+			done[i] = time.Now()
+			if err != nil || resp.StatusCode != http.StatusCreated {
+				errs <- fmt.Errorf("create fan-%d: %d %v %s", i, resp.StatusCode, err, buf.String())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
 	}
 	return done
 }

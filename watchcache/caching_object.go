@@ -34,8 +34,9 @@ type cachingObject struct {
 	encodings *atomic.Int64
 
 	// mu guards results. It is a leaf lock: held only to find or add an
-	// entry, never while encoding.
-	mu      sync.Mutex
+	// entry, never while encoding. Every watcher of an event looks its
+	// encoding up at about the same time, so lookups share a read lock.
+	mu      sync.RWMutex
 	results map[runtime.Identifier]*encodeResult
 }
 
@@ -72,13 +73,18 @@ func (o *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.O
 }
 
 func (o *cachingObject) result(id runtime.Identifier) *encodeResult {
+	o.mu.RLock()
+	r, ok := o.results[id]
+	o.mu.RUnlock()
+	if ok {
+		return r
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.results == nil {
 		o.results = map[runtime.Identifier]*encodeResult{}
 	}
-	r, ok := o.results[id]
-	if !ok {
+	if r, ok = o.results[id]; !ok {
 		r = &encodeResult{}
 		o.results[id] = r
 	}

@@ -2,14 +2,19 @@ package watchcache
 
 import (
 	"fmt"
+	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -80,12 +85,29 @@ func runStorageFanOut(b *testing.B, consumers int, fromCache bool) {
 	cpuBefore, began := processCPU(b), time.Now()
 	written := make([]time.Time, fanOutWrites)
 	tick := time.NewTicker(time.Second / fanOutRate)
-	for i := range fanOutWrites {
+	var writers sync.WaitGroup
+	errs := make(chan error, fanOutWrites)
+	for i := range fanOutWrites { // open loop: a slow create does not delay the next
 		<-tick.C
-		h.createPod("default", fmt.Sprintf("fan-%d", i), "")
-		written[i] = time.Now()
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fan-%d", i)},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}},
+			}
+			if _, err := h.cache.Create(h.ctx, podsRes, "default", pod, registry.WriteOptions{}); err != nil {
+				errs <- err
+			}
+			written[i] = time.Now()
+		}()
 	}
 	tick.Stop()
+	writers.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
 	want := int64(fanOutWrites * consumers)
 	for deadline := time.Now().Add(time.Minute); received.Load() < want && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
@@ -117,7 +139,8 @@ func consume(w watch.Interface, lastArrival []atomic.Int64, received *atomic.Int
 		if ev.Type != watch.Added {
 			continue
 		}
-		if _, err := encode(runtime.ContentTypeJSON, ev.Object); err != nil {
+		// As the apiserver writes an event: straight to the connection.
+		if err := jsonEncoder.Encode(ev.Object, io.Discard); err != nil {
 			panic(err)
 		}
 		now := time.Now().UnixNano()
@@ -129,8 +152,9 @@ func consume(w watch.Interface, lastArrival []atomic.Int64, received *atomic.Int
 		if err != nil {
 			panic(err)
 		}
-		var i int
-		if _, err := fmt.Sscanf(m.GetName(), "fan-%d", &i); err != nil {
+		num, ok := strings.CutPrefix(m.GetName(), "fan-")
+		i, err := strconv.Atoi(num)
+		if !ok || err != nil {
 			continue
 		}
 		for {
@@ -142,6 +166,12 @@ func consume(w watch.Interface, lastArrival []atomic.Int64, received *atomic.Int
 		received.Add(1)
 	}
 }
+
+// jsonEncoder encodes pods to JSON as the apiserver's watch handler does.
+var jsonEncoder = func() runtime.Encoder {
+	info, _ := runtime.SerializerInfoForMediaType(registry.Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	return registry.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion)
+}()
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
