@@ -235,7 +235,12 @@ type minicpProcess struct {
 }
 
 func startMinicpProcess(b *testing.B, ctx context.Context, bin string, args ...string) *minicpProcess {
-	args = append([]string{"--data-dir", b.TempDir(), "--port", "0", "--etcd-client-port", "0", "--etcd-peer-port", "0",
+	return startMinicpProcessIn(b, ctx, bin, b.TempDir(), args...)
+}
+
+// startMinicpProcessIn starts minicp on the data directory dir.
+func startMinicpProcessIn(b *testing.B, ctx context.Context, bin, dir string, args ...string) *minicpProcess {
+	args = append([]string{"--data-dir", dir, "--port", "0", "--etcd-client-port", "0", "--etcd-peer-port", "0",
 		"--unsafe-no-fsync", "--etcd-compaction-interval", "0", "--simulated-nodes", "0"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = os.Stderr
