@@ -32,7 +32,7 @@ func BenchmarkNodesViewOf5000Nodes(b *testing.B) {
 	q := pageQuery{size: defaultPageSize, sort: "renewal"}
 	b.ResetTimer()
 	for b.Loop() {
-		v, err := s.views.Nodes(s.ctx, q)
+		v, err := s.views.nodes(s.ctx, q)
 		if err != nil || v.Total != 5000 {
 			b.Fatalf("got %d nodes, %v", v.Total, err)
 		}

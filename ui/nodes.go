@@ -126,10 +126,10 @@ func parsePageQuery(req *http.Request) (pageQuery, *apierrors.StatusError) {
 	return q, nil
 }
 
-// Nodes reads every Node and Node Lease (from the cache's memory), counts
+// nodes reads every Node and Node Lease (from the cache's memory), counts
 // them, and details one page, with the etcd lease TTLs of that page only:
 // 5,000 nodes cost two in-memory lists and one etcd read per page row.
-func (v *Views) Nodes(ctx context.Context, q pageQuery) (NodesView, error) {
+func (v *Views) nodes(ctx context.Context, q pageQuery) (NodesView, error) {
 	nodes, leases, err := v.readNodes(ctx)
 	if err != nil {
 		return NodesView{}, err
@@ -281,7 +281,7 @@ func (v *Views) serveNodes(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, bad)
 		return
 	}
-	view, err := v.Nodes(req.Context(), q)
+	view, err := v.nodes(req.Context(), q)
 	if err != nil {
 		if st, ok := err.(*apierrors.StatusError); ok {
 			writeStatus(w, st)
