@@ -3,9 +3,15 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"minicp/watchcache"
 )
+
+// watchCacheReadyTimeout bounds how long start-up waits for the watch
+// cache's first lists; a cache still listing after it serves its reads from
+// etcd until it is ready, and start-up goes on.
+const watchCacheReadyTimeout = 10 * time.Second
 
 // startWatchCache puts the watch cache in front of the registry and waits
 // for its first list of every resource, so that the apiserver serves reads
@@ -21,8 +27,13 @@ func (cp *ControlPlane) startWatchCache(ctx context.Context) error {
 		return err
 	}
 	cp.cache = cache
-	if err := cache.WaitReady(ctx); err != nil {
-		return fmt.Errorf("waiting for the watch cache's first lists: %w", err)
+	waitCtx, cancel := context.WithTimeout(ctx, watchCacheReadyTimeout)
+	defer cancel()
+	if err := cache.WaitReady(waitCtx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("waiting for the watch cache's first lists: %w", ctx.Err())
+		}
+		cp.logger.Warn("the watch cache has not listed every resource yet; reads go to etcd until it has", "after", watchCacheReadyTimeout, "err", err)
 	}
 	return nil
 }
