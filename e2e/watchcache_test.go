@@ -42,6 +42,23 @@ func etcdWatchers(t *testing.T) float64 {
 	return 0
 }
 
+// settledEtcdWatchers reads etcd's watcher gauge once it has held still
+// for half a second (or after 10 s), so that watches being opened or torn
+// down in the background are not counted half-way.
+func settledEtcdWatchers(t *testing.T) float64 {
+	t.Helper()
+	n, same := etcdWatchers(t), 0
+	for deadline := time.Now().Add(10 * time.Second); same < 5 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		if m := etcdWatchers(t); m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+	}
+	return n
+}
+
 // cacheStatus returns /debug/watchcache's entry for resource, read through
 // the apiserver as a learner reads it.
 func cacheStatus(t *testing.T, s *framework.Stack, resource string) watchcache.ResourceStatus {
@@ -66,10 +83,12 @@ func TestAThousandPodWatchersCostOneEtcdWatcher(t *testing.T) {
 	for _, cached := range []bool{true, false} {
 		name := map[bool]string{true: "cache on: one etcd watch for pods", false: "cache off: one etcd watch per client"}[cached]
 		t.Run(name, func(t *testing.T) {
-			before := etcdWatchers(t)
+			// The gauge is process-wide: wait for the watchers of stacks
+			// stopped earlier to go, and for this stack's to come up.
+			before := settledEtcdWatchers(t)
 			s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.WatchCache.Enabled = cached }})
 			ctx := framework.Context(t, 2*time.Minute)
-			feeds := etcdWatchers(t) - before
+			feeds := settledEtcdWatchers(t) - before
 			if want := float64(cachedResources(s)); cached && feeds != want {
 				// With the cache off, the stack's own informers (node
 				// lifecycle controller) are etcd watchers too.
