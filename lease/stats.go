@@ -43,6 +43,9 @@ type Snapshot struct {
 	Window               time.Duration
 	WindowRenewals       int
 	P50, P99, MaxLatency time.Duration
+	// Latencies are the window's renewal latencies, sorted, for callers
+	// that aggregate windows.
+	Latencies []time.Duration
 }
 
 // PerSecond is the window's renewal rate.
@@ -102,6 +105,7 @@ func (s *Stats) Snapshot(now time.Time) Snapshot {
 		snap.Window = now.Sub(from)
 	}
 	snap.WindowRenewals = len(window)
+	snap.Latencies = window
 	if len(window) > 0 {
 		slices.Sort(window)
 		snap.P50 = percentile(window, 0.50)
@@ -109,6 +113,15 @@ func (s *Stats) Snapshot(now time.Time) Snapshot {
 		snap.MaxLatency = window[len(window)-1]
 	}
 	return snap
+}
+
+// Percentile returns the nearest-rank percentile p (0 < p <= 1) of sorted
+// samples, 0 for none.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return percentile(sorted, p)
 }
 
 // percentile returns the nearest-rank percentile p of sorted samples.

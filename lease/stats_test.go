@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -15,6 +16,9 @@ func TestSnapshotReportsNearestRankPercentilesAndStartsANewWindow(t *testing.T) 
 	snap := s.Snapshot(t0.Add(10 * time.Second))
 	if snap.P50 != 50*time.Millisecond || snap.P99 != 99*time.Millisecond || snap.MaxLatency != 100*time.Millisecond {
 		t.Errorf("percentiles: got p50 %v p99 %v max %v, want 50ms 99ms 100ms", snap.P50, snap.P99, snap.MaxLatency)
+	}
+	if len(snap.Latencies) != 100 || !slices.IsSorted(snap.Latencies) || Percentile(snap.Latencies, 0.99) != snap.P99 {
+		t.Errorf("latencies: got %d, sorted %v; want the window's 100, sorted, giving the same p99", len(snap.Latencies), slices.IsSorted(snap.Latencies))
 	}
 	if snap.PerSecond() != 10 || snap.Renewals != 100 || snap.Lapses != 1 || snap.Failures != 1 {
 		t.Errorf("got %.1f/s, %d renewals, %d lapses, %d failures; want 10/s, 100, 1, 1", snap.PerSecond(), snap.Renewals, snap.Lapses, snap.Failures)

@@ -7,7 +7,9 @@
 #
 #   cmd/kubelet-sim/bench.sh [DURATION] N...      e.g. bench.sh 120s 2000 5000
 #
-# Extra minicp flags go in MINICP_FLAGS, e.g. MINICP_FLAGS=--node-lease-etcd-binding=false.
+# Each N is measured REPEAT times (default 3), the apiserver run and its
+# etcd baseline back to back, so both see the same machine. Extra minicp
+# flags go in MINICP_FLAGS, e.g. MINICP_FLAGS=--node-lease-etcd-binding=false.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,12 +38,12 @@ run_one() {
   [ "$mode" = direct ] && extra=(--etcd-direct)
   local t0 c0
   t0=$(date +%s.%N) c0=$(cpu_ticks "$pid")
-  "$work/kubelet-sim" --data-dir "$dir" --nodes "$n" --duration "$duration" --report-interval 10s "${extra[@]}" >"$dir/sim.out"
+  "$work/kubelet-sim" --data-dir "$dir" --nodes "$n" --duration "$duration" --report-interval 5s "${extra[@]}" >"$dir/sim.out"
   local t1 c1
   t1=$(date +%s.%N) c1=$(cpu_ticks "$pid")
   kill -INT "$pid"
   wait "$pid" || true
-  echo "== $mode N=$n"
+  echo "== $mode N=$n (load average $(cut -d" " -f1 /proc/loadavg))"
   tail -3 "$dir/sim.out"
   awk -v c="$((c1 - c0))" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { printf "minicp CPU over the run: %.0f%% of one core\n", 100 * c / hz / (t1 - t0) }'
@@ -49,6 +51,8 @@ run_one() {
 
 echo "# $(nproc) cores, $(go version | cut -d" " -f3), duration $duration, minicp flags: ${MINICP_FLAGS:-none}"
 for n in "$@"; do
-  run_one apiserver "$n"
-  run_one direct "$n"
+  for r in $(seq "${REPEAT:-3}"); do
+    run_one apiserver "$n" && mv "$work/apiserver-$n" "$work/apiserver-$n-$r"
+    run_one direct "$n" && mv "$work/direct-$n" "$work/direct-$n-$r"
+  done
 done

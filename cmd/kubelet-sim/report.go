@@ -26,6 +26,7 @@ type reporter struct {
 
 	steadyFrom     time.Time       // zero until every node is registered
 	steadyP99s     []time.Duration // window p99s in the steady state
+	steadyLatency  []time.Duration // every renewal latency in the steady state
 	steadyRenewals int
 	steadyTime     time.Duration
 	steadyLapses   uint64 // lapses counted before the steady state began
@@ -91,6 +92,7 @@ func (r *reporter) track(s lease.Snapshot, now time.Time) {
 		r.etcd0 = r.etcdNow()
 	}
 	r.steadyP99s = append(r.steadyP99s, s.P99)
+	r.steadyLatency = append(r.steadyLatency, s.Latencies...)
 	r.steadyRenewals += s.WindowRenewals
 	r.steadyTime += s.Window
 }
@@ -108,8 +110,11 @@ func (r *reporter) summary(s lease.Snapshot) {
 	}
 	p99s := slices.Clone(r.steadyP99s)
 	slices.Sort(p99s)
-	fmt.Fprintf(r.out, "steady state: %d windows, %.1f renewals/s, window p99 median %s worst %s, lapses %d\n",
-		len(p99s), float64(r.steadyRenewals)/r.steadyTime.Seconds(), ms(p99s[len(p99s)/2]), ms(p99s[len(p99s)-1]), s.Lapses-r.steadyLapses)
+	slices.Sort(r.steadyLatency)
+	fmt.Fprintf(r.out, "steady state: %d windows, %.1f renewals/s, p50 %s p99 %s (window p99 median %s, worst %s), lapses %d\n",
+		len(p99s), float64(r.steadyRenewals)/r.steadyTime.Seconds(),
+		ms(lease.Percentile(r.steadyLatency, 0.50)), ms(lease.Percentile(r.steadyLatency, 0.99)),
+		ms(p99s[len(p99s)/2]), ms(p99s[len(p99s)-1]), s.Lapses-r.steadyLapses)
 	if r.etcd0.ok && r.etcdN.ok {
 		minutes := r.etcdN.at.Sub(r.etcd0.at).Minutes()
 		fmt.Fprintf(r.out, "etcd in the steady state: %.0f revisions/s, db %s -> %s (%+.2f MiB/min)\n",
