@@ -52,6 +52,12 @@ func (c *resourceCache) list(ctx context.Context, namespace string, opts registr
 			return nil, err
 		}
 		if err := c.waitFresh(ctx, rv); err != nil {
+			if ctx.Err() != nil {
+				// The request's own deadline passed while the cache
+				// waited: etcd would get an expired context, and the
+				// 504 must name the cache as the cause.
+				return nil, err
+			}
 			c.stats.consistentFromEtcd.Add(1)
 			c.metrics.consistentRead(true)
 			c.log.Debug("consistent list fell back to etcd", "err", err)

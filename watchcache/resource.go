@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"minicp/registry"
+	"minicp/reqtrace"
 )
 
 // resourceCache caches one resource. See doc.go for which goroutine owns
@@ -131,6 +132,12 @@ func (c *resourceCache) waitFresh(ctx context.Context, rev int64) error {
 	if cur >= rev {
 		return nil
 	}
+	// The request's phases (Minicp-Phases, slow-request log) charge this
+	// wait to the cache, not to storage.
+	defer reqtrace.From(ctx).Begin(reqtrace.CacheWait)()
+	// The wait is the request's cache_wait phase (slow-request logs and
+	// the apiserver's phases header), and apiserver_watch_cache_read_wait_seconds.
+	defer reqtrace.From(ctx).Begin(reqtrace.CacheWait)()
 	start := c.clock.Now()
 	defer func() { c.metrics.readWait.Observe(c.clock.Since(start).Seconds()) }()
 	c.waiting.Add(1)
