@@ -232,6 +232,7 @@ func buildMinicp(b *testing.B) string {
 type minicpProcess struct {
 	cmd *exec.Cmd
 	url string
+	log *os.File // its stderr
 }
 
 func startMinicpProcess(b *testing.B, ctx context.Context, bin string, args ...string) *minicpProcess {
@@ -243,7 +244,11 @@ func startMinicpProcessIn(b *testing.B, ctx context.Context, bin, dir string, ar
 	args = append([]string{"--data-dir", dir, "--port", "0", "--etcd-client-port", "0", "--etcd-peer-port", "0",
 		"--unsafe-no-fsync", "--etcd-compaction-interval", "0", "--simulated-nodes", "0"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stderr = os.Stderr
+	logFile, err := os.Create(filepath.Join(b.TempDir(), "minicp.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = logFile // its warnings would break the benchmark's output lines
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -251,7 +256,7 @@ func startMinicpProcessIn(b *testing.B, ctx context.Context, bin, dir string, ar
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	p := &minicpProcess{cmd: cmd}
+	p := &minicpProcess{cmd: cmd, log: logFile}
 	scanner := bufio.NewScanner(out)
 	for scanner.Scan() {
 		if url, ok := strings.CutPrefix(strings.TrimSpace(scanner.Text()), "apiserver: "); ok {
@@ -276,6 +281,11 @@ func (p *minicpProcess) stop(b *testing.B) {
 	}
 	if err := p.cmd.Wait(); err != nil {
 		b.Logf("minicp exited: %v", err)
+	}
+	if p.log != nil {
+		if err := p.log.Close(); err != nil {
+			b.Logf("closing minicp's log: %v", err)
+		}
 	}
 }
 
