@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"minicp/registry"
+	"minicp/reqtrace"
 )
 
 // startWithFakeClock starts a cache whose bookmarks and waits follow a fake
@@ -91,8 +92,9 @@ func TestAReadAheadOfTheCacheWaitsThenAnswers504(t *testing.T) {
 	rc := h.podCache()
 	future := strconv.FormatInt(rc.status().ResourceVersion+1000, 10)
 	errc := make(chan error, 1)
+	trace := reqtrace.New()
 	go func() {
-		_, err := h.cache.List(h.ctx, podsRes, "", registry.ListOptions{ResourceVersion: future})
+		_, err := h.cache.List(reqtrace.WithTrace(h.ctx, trace), podsRes, "", registry.ListOptions{ResourceVersion: future})
 		errc <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)
@@ -113,6 +115,9 @@ func TestAReadAheadOfTheCacheWaitsThenAnswers504(t *testing.T) {
 		status, ok := err.(apierrors.APIStatus)
 		if !ok || status.Status().Code != http.StatusGatewayTimeout || status.Status().Details.RetryAfterSeconds != 1 {
 			t.Errorf("got %v, want 504 Too large resource version with Retry-After 1", err)
+		}
+		if got := trace.Snapshot().Count[reqtrace.CacheWait]; got != 1 {
+			t.Errorf("the request's trace has %d cache_wait phases, want 1", got)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no answer after the wait elapsed")
