@@ -135,9 +135,6 @@ func (c *resourceCache) waitFresh(ctx context.Context, rev int64) error {
 	// The request's phases (Minicp-Phases, slow-request log) charge this
 	// wait to the cache, not to storage.
 	defer reqtrace.From(ctx).Begin(reqtrace.CacheWait)()
-	// The wait is the request's cache_wait phase (slow-request logs and
-	// the apiserver's phases header), and apiserver_watch_cache_read_wait_seconds.
-	defer reqtrace.From(ctx).Begin(reqtrace.CacheWait)()
 	start := c.clock.Now()
 	defer func() { c.metrics.readWait.Observe(c.clock.Since(start).Seconds()) }()
 	c.waiting.Add(1)
