@@ -66,12 +66,19 @@ func (c *resourceCache) watch(ctx context.Context, namespace string, opts regist
 	if c.indexNodes {
 		w.node, w.byNode = pred.RequiresExactField(nodeNameField)
 	}
-	registered, tooOld := c.register(w, plan)
-	if tooOld != nil {
-		return newStaticWatch(errorEvent(tooOld)), nil
-	}
-	if !registered {
-		return newStaticWatch(), nil
+	for {
+		registered, tooOld := c.register(w, plan)
+		if tooOld != nil {
+			return newStaticWatch(errorEvent(tooOld)), nil
+		}
+		if registered {
+			break
+		}
+		// The cache began re-listing after waitReady: wait for the new
+		// list, then place the watch in the new window (often a 410).
+		if err := c.waitReady(ctx); err != nil {
+			return nil, err
+		}
 	}
 	// The watch's goroutine: it owns w.result, closes it and unregisters
 	// the watcher when the watch ends (Stop, ctx, overflow, re-list).
@@ -113,8 +120,8 @@ func (c *resourceCache) planWatch(ctx context.Context, opts registry.ListOptions
 // register fixes where w starts and adds it to the index, in one critical
 // section with respect to run: every later event goes to w's buffer, every
 // earlier one is in w.initial or w.interval. It returns false when the
-// cache went unready meanwhile (the watch then ends at once, and the client
-// retries), and the 410 of a start older than the window.
+// cache is not ready (re-listing), and the 410 of a start older than the
+// window.
 func (c *resourceCache) register(w *watcher, plan watchPlan) (bool, *errors.StatusError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -269,9 +269,8 @@ func errorEvent(err *apierrors.StatusError) watch.Event {
 	return watch.Event{Type: watch.Error, Object: &status}
 }
 
-// staticWatch is a watch whose events are known up front: one ERROR event
-// (a watch that cannot be served, as upstream sends it), or none (a watch
-// that ended before it started, when the cache re-initialised meanwhile).
+// staticWatch is a watch whose events are known up front: one ERROR event,
+// for a watch that cannot be served (as upstream sends it).
 type staticWatch struct{ ch chan watch.Event }
 
 func newStaticWatch(events ...watch.Event) staticWatch {
