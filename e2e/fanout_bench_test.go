@@ -64,6 +64,7 @@ func BenchmarkWatchFanOut(b *testing.B) {
 				b.ReportMetric(r.writesPerSecond, "writes/s")
 				b.ReportMetric(r.lost, "lost")
 				b.ReportMetric(float64(r.encodings), "encodings")
+				b.ReportMetric(float64(r.ended), "ended")
 				b.Logf("%s: %d writes, %d deliveries in %s; encodings %d", sc.name, r.writes, r.delivered, r.window.Round(time.Millisecond), r.encodings)
 			}
 		})
@@ -81,6 +82,7 @@ type fanOutResult struct {
 	writesPerSecond    float64 // the write rate achieved
 	lost               float64 // deliveries missing at the end
 	encodings          int64   // /debug/watchcache: object encodings for pods
+	ended              int64   // /debug/watchcache: watchers ended for being slow
 }
 
 func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
@@ -137,7 +139,8 @@ func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
 		r.p50, r.p99, r.max = delays[len(delays)/2], delays[len(delays)*99/100], delays[len(delays)-1]
 	}
 	if sc.cache {
-		r.encodings = srv.podEncodings(b, client)
+		st := srv.podCacheState(b, client)
+		r.encodings, r.ended = st.Encodings, st.SlowWatchersEnded
 	}
 	return r
 }
@@ -321,17 +324,17 @@ func (p *minicpProcess) listRV(b testing.TB, client *http.Client) string {
 	return list.Metadata.ResourceVersion
 }
 
-func (p *minicpProcess) podEncodings(b *testing.B, client *http.Client) int64 {
+func (p *minicpProcess) podCacheState(b *testing.B, client *http.Client) watchcache.ResourceStatus {
 	resp, err := client.Get(p.url + "/debug/watchcache/pods")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var rs watchcache.ResourceStatus
-	if err := json.NewDecoder(resp.Body).Decode(&rs); err != nil {
-		b.Fatal(err)
+	if err := json.NewDecoder(resp.Body).Decode(&rs); err != nil || rs.CacheState == nil {
+		b.Fatalf("GET /debug/watchcache/pods: %v", err)
 	}
-	return rs.Encodings
+	return rs
 }
 
 // selfCPU is this process's user+system CPU time so far.

@@ -28,8 +28,13 @@ const (
 	// resourceVersion the cache has not reached waits (upstream: 3 s).
 	DefaultTooLargeResourceVersionWait = 3 * time.Second
 	// DefaultWatcherBufferSize is how many events may wait for one slow
-	// watcher before it is ended.
-	DefaultWatcherBufferSize = 100
+	// watcher before it is ended: 10 s of a resource changing 100 times a
+	// second. (Upstream sizes buffers between 10 and 1000 events and, when
+	// one is full, blocks the dispatcher for up to about 100 ms before
+	// ending the watcher; minicp never blocks it, so it keeps a larger
+	// buffer instead.) The events are shared, so a buffer costs 8 bytes
+	// per slot.
+	DefaultWatcherBufferSize = 1000
 )
 
 // defaultSizes are the windows of the resources that change most: pods,
