@@ -12,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"minicp/lease"
 	"minicp/registry"
@@ -64,9 +65,14 @@ func runDirect(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.W
 	for i := range keys {
 		name := fmt.Sprintf("%s%d", cfg.agent.NodePrefix, i)
 		seconds := int32(cfg.agent.LeaseDuration / time.Second)
+		// The object the apiserver stores for a node's Lease, byte for byte
+		// the same size: its metadata, the Node as owner, the spec.
 		keys[i] = &directKey{key: directPrefix + name, lease: &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: lease.NodeLeaseNamespace},
-			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &name, LeaseDurationSeconds: &seconds},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name, Namespace: lease.NodeLeaseNamespace, UID: uuid.NewUUID(), CreationTimestamp: metav1.Now(),
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: name, UID: uuid.NewUUID()}},
+			},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &name, LeaseDurationSeconds: &seconds},
 		}}
 	}
 	r := newReporter(out, cfg, etcd)
