@@ -131,10 +131,20 @@ func (s *Server) listObjects(w http.ResponseWriter, req *http.Request, info *req
 		return err
 	}
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
-	list, err := s.store.List(req.Context(), res, info.namespace, opts)
+	var list runtime.Object
+	var shared *registry.SharedList
+	if lister, ok := s.store.(registry.SharedLister); ok && sharedListEncodable(out) {
+		shared, list, err = lister.ListShared(req.Context(), res, info.namespace, opts)
+	} else {
+		list, err = s.store.List(req.Context(), res, info.namespace, opts)
+	}
 	endStorage()
 	if err != nil {
 		return err
+	}
+	if shared != nil {
+		writeSharedList(w, req, res, out, shared)
+		return nil
 	}
 	writeObject(w, req, res, out, http.StatusOK, list)
 	return nil

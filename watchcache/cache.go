@@ -43,7 +43,10 @@ type Cache struct {
 	closeOnce sync.Once
 }
 
-var _ registry.Interface = (*Cache)(nil)
+var (
+	_ registry.Interface    = (*Cache)(nil)
+	_ registry.SharedLister = (*Cache)(nil)
+)
 
 // New starts caching every resource of registry.Resources that cfg gives a
 // window: each starts listing and watching etcd at once, in the background
@@ -131,6 +134,16 @@ func (c *Cache) List(ctx context.Context, res *registry.Resource, namespace stri
 		return rc.list(ctx, namespace, opts)
 	}
 	return c.store.List(ctx, res, namespace, opts)
+}
+
+// ListShared implements registry.SharedLister: a LIST answered from
+// memory is the cache's own items, not copied into a typed list.
+func (c *Cache) ListShared(ctx context.Context, res *registry.Resource, namespace string, opts registry.ListOptions) (*registry.SharedList, runtime.Object, error) {
+	if rc := c.cacheFor(res); rc != nil {
+		return rc.listShared(ctx, namespace, opts)
+	}
+	list, err := c.store.List(ctx, res, namespace, opts)
+	return nil, list, err
 }
 
 // Watch implements registry.Interface. Events of a cached resource carry

@@ -30,52 +30,86 @@ func (c *resourceCache) delegateList(opts registry.ListOptions) bool {
 	return false
 }
 
-// list serves a LIST (doc.go has the rules).
+// list serves a LIST (doc.go has the rules) as a typed list.
 func (c *resourceCache) list(ctx context.Context, namespace string, opts registry.ListOptions) (runtime.Object, error) {
+	fromEtcd, snap, err := c.answerList(ctx, namespace, opts)
+	if err != nil || fromEtcd != nil {
+		return fromEtcd, err
+	}
+	return snap.typedList(c.res)
+}
+
+// listShared serves a LIST as list does, but an answer from memory is the
+// cache's own items, not a copy (registry.SharedLister).
+func (c *resourceCache) listShared(ctx context.Context, namespace string, opts registry.ListOptions) (*registry.SharedList, runtime.Object, error) {
+	fromEtcd, snap, err := c.answerList(ctx, namespace, opts)
+	if err != nil || fromEtcd != nil {
+		return nil, fromEtcd, err
+	}
+	shared := &registry.SharedList{ResourceVersion: snap.rv, Items: make([]*registry.SharedItem, len(snap.elems))}
+	for i, e := range snap.elems {
+		shared.Items[i] = e.item
+	}
+	return shared, nil, nil
+}
+
+// answerList applies the resourceVersion rules to a LIST: it is answered
+// either by etcd (fromEtcd) or from memory (snap), after any wait for
+// freshness the rules require.
+func (c *resourceCache) answerList(ctx context.Context, namespace string, opts registry.ListOptions) (fromEtcd runtime.Object, snap *listSnapshot, err error) {
 	if err := registry.ValidateListOptions(opts, false); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.delegateList(opts) || !c.isReady() {
-		return c.store.List(ctx, c.res, namespace, opts)
+		fromEtcd, err = c.store.List(ctx, c.res, namespace, opts)
+		return fromEtcd, nil, err
 	}
 	pred, err := registry.NewPredicate(c.res, opts.LabelSelector, opts.FieldSelector)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rv, err := registry.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opts.ResourceVersion == "" {
 		// A consistent read: at least etcd's revision now.
 		if rv, err = c.store.CurrentRevision(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := c.waitFresh(ctx, rv); err != nil {
 			if ctx.Err() != nil {
 				// The request's own deadline passed while the cache
 				// waited: etcd would get an expired context, and the
 				// 504 must name the cache as the cause.
-				return nil, err
+				return nil, nil, err
 			}
 			c.stats.consistentFromEtcd.Add(1)
 			c.metrics.consistentRead(true)
 			c.log.Debug("consistent list fell back to etcd", "err", err)
-			return c.store.List(ctx, c.res, namespace, opts)
+			fromEtcd, err = c.store.List(ctx, c.res, namespace, opts)
+			return fromEtcd, nil, err
 		}
 		c.stats.consistentFromCache.Add(1)
 		c.metrics.consistentRead(false)
 	} else if err := c.waitFresh(ctx, rv); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.listFromMemory(namespace, pred, true)
+	return nil, c.listFromMemory(namespace, pred, true), nil
 }
 
-// listFromMemory builds the list from the cache: the namespace's key range,
+// listSnapshot is a LIST answered from memory: the matching elements, in
+// key order, at the cache's resourceVersion rv.
+type listSnapshot struct {
+	rv    int64
+	elems []*element
+}
+
+// listFromMemory selects the list's elements: the namespace's key range,
 // or, with useIndex, the node index for spec.nodeName=X. Only the snapshot
-// of element pointers is taken under the lock; filtering and copying happen
-// outside. (useIndex is false only in the benchmark comparing the two.)
-func (c *resourceCache) listFromMemory(namespace string, pred registry.Predicate, useIndex bool) (runtime.Object, error) {
+// of element pointers is taken under the lock; filtering happens outside.
+// (useIndex is false only in the benchmark comparing the two.)
+func (c *resourceCache) listFromMemory(namespace string, pred registry.Predicate, useIndex bool) *listSnapshot {
 	prefix := registry.KeyPrefix(c.res, namespace)
 	node, byNode := "", false
 	if c.indexNodes && useIndex {
@@ -91,28 +125,42 @@ func (c *resourceCache) listFromMemory(namespace string, pred registry.Predicate
 	}
 	c.mu.RUnlock()
 
-	items := make([]runtime.Object, 0, len(elems))
-	for _, e := range elems {
-		if pred.Empty() || pred.Matches(e.obj) {
-			items = append(items, e.obj)
+	scanned := len(elems)
+	if !pred.Empty() {
+		matching := elems[:0] // elems is this call's own slice
+		for _, e := range elems {
+			if pred.Matches(e.obj) {
+				matching = append(matching, e)
+			}
 		}
+		elems = matching
 	}
-	list := c.res.NewList()
+	index := ""
+	if byNode {
+		index = nodeNameField
+	}
+	c.metrics.list(index, scanned, len(elems))
+	c.stats.listsServed.Add(1)
+	return &listSnapshot{rv: rv, elems: elems}
+}
+
+// typedList copies the snapshot's objects into a new list of res's list
+// kind (e.g. *corev1.PodList).
+func (s *listSnapshot) typedList(res *registry.Resource) (runtime.Object, error) {
+	items := make([]runtime.Object, len(s.elems))
+	for i, e := range s.elems {
+		items[i] = e.obj
+	}
+	list := res.NewList()
 	// SetList copies each object's struct into the list's Items; nested
 	// maps and slices stay shared with the cache, which is safe because
 	// the apiserver only encodes what it lists.
 	if err := meta.SetList(list, items); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if err := registry.StampList(list, rv); err != nil {
+	if err := registry.StampList(list, s.rv); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	index := ""
-	if byNode {
-		index = nodeNameField
-	}
-	c.metrics.list(index, len(elems), len(items))
-	c.stats.listsServed.Add(1)
 	return list, nil
 }
 

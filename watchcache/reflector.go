@@ -246,7 +246,7 @@ func (c *resourceCache) elementOf(obj runtime.Object) (*element, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &element{key: registry.KeyFor(c.res, m.GetNamespace(), m.GetName()), nodeName: nodeNameOf(obj), obj: obj}, nil
+	return newElement(registry.KeyFor(c.res, m.GetNamespace(), m.GetName()), obj), nil
 }
 
 // dispatchLocked hands e to every watcher whose scope it falls in, without

@@ -6,6 +6,8 @@ import (
 	"github.com/google/btree"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"minicp/registry"
 )
 
 // nodeNameField is the field selector pods are indexed by: a kubelet
@@ -18,6 +20,13 @@ type element struct {
 	key      string // etcd key, e.g. "/registry/pods/default/nginx"
 	nodeName string // pods: spec.nodeName; "" otherwise
 	obj      runtime.Object
+	// item is obj as a shared list item: the apiserver's LISTs encode it
+	// once per format and reuse the bytes while the object is current.
+	item *registry.SharedItem
+}
+
+func newElement(key string, obj runtime.Object) *element {
+	return &element{key: key, nodeName: nodeNameOf(obj), obj: obj, item: registry.NewSharedItem(obj)}
 }
 
 // objectStore holds the current state of one resource, ordered by key (a

@@ -1,0 +1,129 @@
+package apiserver
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"minicp/registry"
+)
+
+// sharedListCases are lists whose shared encoding must equal the typed
+// list's: empty, one object, and objects whose fields need escaping, maps
+// (whose keys both encoders must sort), and unicode.
+func sharedListCases() map[string]struct {
+	res  *registry.Resource
+	objs []runtime.Object
+} {
+	pod := func(name string) runtime.Object {
+		p := testPod(name)
+		p.Namespace, p.UID, p.ResourceVersion = "default", types.UID("uid-"+name), "17"
+		p.Labels = map[string]string{"z": "1", "a": "2", "app": "web"}
+		p.Annotations = map[string]string{"note": `<b>"quoted" & ünïcode</b>`}
+		p.Spec.NodeName = "node-1"
+		p.Status.Phase = corev1.PodRunning
+		return p
+	}
+	holder, seconds := "node-1", int32(40)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Namespace: "kube-node-lease", ResourceVersion: "9"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds},
+	}
+	var many []runtime.Object
+	for i := range 50 {
+		many = append(many, pod(fmt.Sprintf("pod-%02d", i)))
+	}
+	pods := mustLookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	leases := mustLookup(schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"})
+	return map[string]struct {
+		res  *registry.Resource
+		objs []runtime.Object
+	}{
+		"empty":  {pods, nil},
+		"one":    {pods, []runtime.Object{pod("a")}},
+		"many":   {pods, many},
+		"leases": {leases, []runtime.Object{lease}},
+	}
+}
+
+func mustLookup(gvr schema.GroupVersionResource) *registry.Resource {
+	res, ok := registry.Lookup(gvr)
+	if !ok {
+		panic("no resource " + gvr.String())
+	}
+	return res
+}
+
+// TestSharedListEncodesAsTheTypedList checks that a list written around its
+// items' encodings has exactly the bytes of the typed list encoded whole,
+// in JSON and protobuf, and that a second encoding reuses the items' bytes.
+func TestSharedListEncodesAsTheTypedList(t *testing.T) {
+	for name, tc := range sharedListCases() {
+		for _, mediaType := range []string{runtime.ContentTypeJSON, runtime.ContentTypeProtobuf} {
+			t.Run(name+"/"+mediaType, func(t *testing.T) {
+				const rv = 42
+				typed := tc.res.NewList()
+				if err := meta.SetList(typed, tc.objs); err != nil {
+					t.Fatal(err)
+				}
+				if err := registry.StampList(typed, rv); err != nil {
+					t.Fatal(err)
+				}
+				var want bytes.Buffer
+				info := mediaTypeInfo(mediaType)
+				if err := registry.Codecs.EncoderForVersion(info.Serializer, tc.res.GroupVersion).Encode(typed, &want); err != nil {
+					t.Fatal(err)
+				}
+
+				shared := &registry.SharedList{ResourceVersion: rv}
+				for _, obj := range tc.objs {
+					shared.Items = append(shared.Items, registry.NewSharedItem(obj))
+				}
+				for round := range 2 { // the second round uses the items' kept bytes
+					var got bytes.Buffer
+					var err error
+					if mediaType == runtime.ContentTypeProtobuf {
+						err = encodeSharedListProtobuf(&got, tc.res, shared)
+					} else {
+						err = encodeSharedListJSON(&got, tc.res, shared)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got.Bytes(), want.Bytes()) {
+						t.Fatalf("round %d: shared encoding differs from the typed list's\n got: %q\nwant: %q", round, got.Bytes(), want.Bytes())
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSharedItemEncodesOncePerFormat checks the item's memo: one call of
+// encode per format, whatever the number of LISTs.
+func TestSharedItemEncodesOncePerFormat(t *testing.T) {
+	item := registry.NewSharedItem(testPod("a"))
+	calls := map[string]int{}
+	for range 3 {
+		for _, format := range []string{"json", "protobuf"} {
+			raw, err := item.Encoded(format, func(runtime.Object) ([]byte, error) {
+				calls[format]++
+				return []byte(format), nil
+			})
+			if err != nil || string(raw) != format {
+				t.Fatalf("Encoded(%s) = %q, %v", format, raw, err)
+			}
+		}
+	}
+	if calls["json"] != 1 || calls["protobuf"] != 1 {
+		t.Fatalf("encode calls = %v, want one per format", calls)
+	}
+}
