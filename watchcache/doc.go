@@ -98,10 +98,15 @@
 //     keep up is ended (its result channel closes) rather than slowing the
 //     dispatcher or other watchers; the client re-watches from the last
 //     resourceVersion it saw.
-//   - Objects in the cache are never modified. LIST copies them into a new
-//     list, GET returns a deep copy, and watch events carry a cachingObject
-//     that encodes a private copy once per encoding (media type) and shares
-//     the bytes with every watcher (caching_object.go).
+//   - Objects in the cache are never modified. List copies them into a new
+//     typed list; ListShared (what the apiserver uses for JSON and protobuf
+//     LISTs) hands out the elements' registry.SharedItems themselves, each
+//     of which keeps its encoding per format once a LIST has made it, so a
+//     LIST encodes only objects changed since the last one (an element's
+//     item dies with the element: an update stores a new one). GET returns
+//     a deep copy, and watch events carry a cachingObject that encodes a
+//     private copy once per encoding (media type) and shares the bytes with
+//     every watcher (caching_object.go).
 //   - The cache never writes to etcd.
 //
 // # Where minicp differs from kube-apiserver
@@ -118,6 +123,10 @@
 //     expiring etcd lease deletes several keys in one revision.
 //   - Progress is requested as soon as a reader starts waiting, then every
 //     100 ms (upstream: on a 100 ms tick).
+//   - A LIST from memory is written from each object's kept encoding;
+//     upstream encodes the list afresh every time (streaming it item by
+//     item since 1.33). The bytes are the same; the memory is not: an
+//     object that has been listed holds its JSON and protobuf bytes too.
 //   - Pause and Resume (POST /debug/watchcache/<resource>/pause) hold a
 //     resource's feed back, so that labs can show a stale cache.
 package watchcache
