@@ -56,6 +56,9 @@ type Config struct {
 	// where the request's time went (authentication, admission, storage,
 	// cache wait, etcd, encoding).
 	PhasesHeader bool
+	// Profiling serves Go's runtime profiles at /debug/pprof/ (upstream
+	// --profiling, on by default there too).
+	Profiling bool
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -68,6 +71,7 @@ func NewConfig() Config {
 		RequestTimeout:       defaultRequestTimeout,
 		MaxRequestBodyBytes:  defaultMaxRequestBodyBytes,
 		SlowRequestThreshold: defaultSlowRequestThreshold,
+		Profiling:            true,
 	}
 }
 
@@ -87,6 +91,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.DurationVar(&c.SlowRequestThreshold, "slow-request-threshold", c.SlowRequestThreshold, "log the phases (admission, cache wait, etcd, encoding, ...) of every request at least this slow; 0 = never")
+	fs.BoolVar(&c.Profiling, "profiling", c.Profiling, "serve Go's runtime profiles at /debug/pprof/ (CPU, heap, goroutines), e.g. go tool pprof http://127.0.0.1:8080/debug/pprof/profile?seconds=20")
 	fs.BoolVar(&c.PhasesHeader, "phases-header", c.PhasesHeader, "return every response with a Minicp-Phases header saying where the request's time went (see it with kubectl -v=8 or curl -i)")
 }
 

@@ -75,7 +75,7 @@ func New(cfg Config, store registry.Interface, ready func(context.Context) error
 	if !hasString(cfg.DisableAdmissionPlugins, NamespaceLifecycleName) {
 		chain = append(chain, newNamespaceLifecycle(store))
 	}
-	return &Server{
+	s := &Server{
 		cfg:         cfg,
 		store:       store,
 		log:         log,
@@ -86,7 +86,11 @@ func New(cfg Config, store registry.Interface, ready func(context.Context) error
 		admission:   chain,
 		extra:       map[string]http.Handler{},
 		stopWatches: make(chan struct{}),
-	}, nil
+	}
+	if cfg.Profiling {
+		s.Handle(profilingPath, profilingHandler())
+	}
+	return s, nil
 }
 
 // AddAdmissionPlugin appends p to the admission chain, after the built-in
