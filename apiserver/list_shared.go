@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,21 +48,75 @@ func sharedListEncodable(out output) bool {
 }
 
 // writeSharedList encodes list in out's media type and writes it with 200.
+// Every item's bytes are found (or encoded) before anything is written, so
+// an encoding failure is still answered with a Status; the body is then
+// streamed from the items' kept bytes with its Content-Length, never
+// assembled in one buffer.
 func writeSharedList(w http.ResponseWriter, req *http.Request, res *registry.Resource, out output, list *registry.SharedList) {
 	endEncoding := reqtrace.From(req.Context()).Begin(reqtrace.Encoding)
-	var buf bytes.Buffer
+	var body listBody
 	var err error
 	if out.info.MediaType == runtime.ContentTypeProtobuf {
-		err = encodeSharedListProtobuf(&buf, res, list)
+		body, err = sharedListProtobuf(res, list)
 	} else {
-		err = encodeSharedListJSON(&buf, res, list)
+		body, err = sharedListJSON(res, list)
 	}
 	endEncoding()
 	if err != nil {
 		writeError(w, req, apierrors.NewInternalError(fmt.Errorf("encoding the response: %w", err)))
 		return
 	}
-	writeRaw(w, out.info.MediaType, http.StatusOK, buf.Bytes())
+	w.Header().Set("Content-Type", out.info.MediaType)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.Header().Set("Content-Length", strconv.Itoa(body.size()))
+	w.WriteHeader(http.StatusOK)
+	// A failed write means the client went away; there is no one to tell.
+	_, _ = body.writeTo(w)
+}
+
+// listBody is an encoded list in parts, in order: many are shared with the
+// cache's items and must not be modified.
+type listBody [][]byte
+
+func (b listBody) size() int {
+	n := 0
+	for _, part := range b {
+		n += len(part)
+	}
+	return n
+}
+
+// writeTo writes the parts through one buffer, so that thousands of small
+// items become a few large writes.
+func (b listBody) writeTo(w io.Writer) (int64, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var n int64
+	for _, part := range b {
+		m, err := bw.Write(part)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, bw.Flush()
+}
+
+// encodeSharedListJSON and encodeSharedListProtobuf write the whole list
+// to w (the tests compare them with the typed list's encoding).
+func encodeSharedListJSON(w io.Writer, res *registry.Resource, list *registry.SharedList) error {
+	body, err := sharedListJSON(res, list)
+	if err == nil {
+		_, err = body.writeTo(w)
+	}
+	return err
+}
+
+func encodeSharedListProtobuf(w io.Writer, res *registry.Resource, list *registry.SharedList) error {
+	body, err := sharedListProtobuf(res, list)
+	if err == nil {
+		_, err = body.writeTo(w)
+	}
+	return err
 }
 
 // emptyList is res's list kind with no items at rv, in its group version.
@@ -74,39 +130,44 @@ func emptyList(res *registry.Resource, rv int64) (runtime.Object, error) {
 	return list, nil
 }
 
-// encodeSharedListJSON writes the list as the JSON serializer writes a typed
-// list: {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]} and a
-// newline. The envelope is the encoding of the same list with no items,
-// with the items' bytes put between its brackets.
-func encodeSharedListJSON(w *bytes.Buffer, res *registry.Resource, list *registry.SharedList) error {
+var (
+	jsonItemsOpen  = []byte(`"items":[`)
+	jsonItemsClose = []byte("]}\n")
+	jsonComma      = []byte(",")
+)
+
+// sharedListJSON is the list as the JSON serializer writes a typed list:
+// {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]} and a newline.
+// The envelope is the encoding of the same list with no items, with the
+// items' bytes put between its brackets.
+func sharedListJSON(res *registry.Resource, list *registry.SharedList) (listBody, error) {
 	empty, err := emptyList(res, list.ResourceVersion)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	envelope, err := json.Marshal(empty)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A list kind's items field is last and never omitted: `"items":null}`
 	// for a list that was never given items.
 	head, found := bytes.CutSuffix(envelope, []byte(`"items":null}`))
 	if !found {
-		return fmt.Errorf("the %s envelope does not end with its items: %s", res.ListKind, envelope)
+		return nil, fmt.Errorf("the %s envelope does not end with its items: %s", res.ListKind, envelope)
 	}
-	w.Write(head)
-	w.WriteString(`"items":[`)
+	body := make(listBody, 0, 2*len(list.Items)+3)
+	body = append(body, head, jsonItemsOpen)
 	for i, item := range list.Items {
 		raw, err := item.Encoded("json", func(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) })
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if i > 0 {
-			w.WriteByte(',')
+			body = append(body, jsonComma)
 		}
-		w.Write(raw)
+		body = append(body, raw)
 	}
-	w.WriteString("]}\n")
-	return nil
+	return append(body, jsonItemsClose), nil
 }
 
 // protoMarshaler is what every generated API type implements.
@@ -114,23 +175,26 @@ type protoMarshaler interface {
 	Marshal() ([]byte, error)
 }
 
-// encodeSharedListProtobuf writes the list as the protobuf serializer
-// writes a typed list: the "k8s\x00" prefix, then a runtime.Unknown naming
-// the list's kind whose raw bytes are the list message (its ListMeta as
-// field 1, each item as field 2).
-func encodeSharedListProtobuf(w io.Writer, res *registry.Resource, list *registry.SharedList) error {
+// sharedListProtobuf is the list as the protobuf serializer writes a typed
+// list: the "k8s\x00" prefix, then a runtime.Unknown naming the list's kind
+// whose raw bytes are the list message (its ListMeta as field 1, each item
+// as field 2).
+func sharedListProtobuf(res *registry.Resource, list *registry.SharedList) (listBody, error) {
 	empty, err := emptyList(res, list.ResourceVersion)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	listMeta, err := protoListMeta(empty)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	items := make([][]byte, len(list.Items))
-	size := fieldSize(len(listMeta))
-	for i, item := range list.Items {
-		raw, err := item.Encoded("protobuf", func(obj runtime.Object) ([]byte, error) {
+	// The list message: ListMeta, then the items, each after its header
+	// (tag and length); the headers share one array.
+	raw := make(listBody, 0, 2*len(list.Items)+2)
+	headers := make([]byte, 0, (len(list.Items)+1)*(1+binary.MaxVarintLen64))
+	headers, raw = appendField(headers, raw, listMetaTag, listMeta)
+	for _, item := range list.Items {
+		encoded, err := item.Encoded("protobuf", func(obj runtime.Object) ([]byte, error) {
 			m, ok := obj.(protoMarshaler)
 			if !ok {
 				return nil, fmt.Errorf("%T cannot be encoded as protobuf", obj)
@@ -138,29 +202,42 @@ func encodeSharedListProtobuf(w io.Writer, res *registry.Resource, list *registr
 			return m.Marshal()
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		items[i] = raw
-		size += fieldSize(len(raw))
+		headers, raw = appendField(headers, raw, listItemTag, encoded)
 	}
+	// The envelope around it: MarshalToWriter writes the fields before and
+	// after the raw bytes; here it is asked for them alone.
 	gvk := empty.GetObjectKind().GroupVersionKind()
 	unknown := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}}
-	if _, err := w.Write(protobufPrefix); err != nil {
-		return err
+	var envelope bytes.Buffer
+	envelope.Write(protobufPrefix)
+	rawAt := -1
+	rawSize := raw.size()
+	if _, err := unknown.MarshalToWriter(&envelope, rawSize, func(io.Writer) (int, error) {
+		rawAt = envelope.Len()
+		return rawSize, nil
+	}); err != nil {
+		return nil, err
 	}
-	_, err = unknown.MarshalToWriter(w, size, func(w io.Writer) (int, error) {
-		n, err := writeField(w, listMetaTag, listMeta)
-		for _, raw := range items {
-			if err != nil {
-				break
-			}
-			var m int
-			m, err = writeField(w, listItemTag, raw)
-			n += m
-		}
-		return n, err
-	})
-	return err
+	if rawAt < 0 {
+		return nil, fmt.Errorf("encoding a runtime.Unknown did not ask for its raw bytes")
+	}
+	env := envelope.Bytes()
+	body := make(listBody, 0, len(raw)+2)
+	body = append(body, env[:rawAt])
+	body = append(body, raw...)
+	return append(body, env[rawAt:]), nil
+}
+
+// appendField adds one length-delimited field to parts: its header (tag
+// and length, appended to headers, which never grows past its capacity, so
+// earlier headers stay where they are) and its bytes.
+func appendField(headers []byte, parts listBody, tag byte, raw []byte) ([]byte, listBody) {
+	start := len(headers)
+	headers = append(headers, tag)
+	headers = binary.AppendUvarint(headers, uint64(len(raw)))
+	return headers, append(parts, headers[start:len(headers):len(headers)], raw)
 }
 
 // protoListMeta is the protobuf encoding of list's ListMeta.
@@ -174,24 +251,4 @@ func protoListMeta(list runtime.Object) ([]byte, error) {
 		return nil, fmt.Errorf("%T's ListMeta is a %T", list, accessor.GetListMeta())
 	}
 	return lm.Marshal()
-}
-
-// fieldSize is the size of a length-delimited field of n bytes: its tag
-// (one byte for fields 1 to 15), the length as a varint, the bytes.
-func fieldSize(n int) int {
-	var varint [binary.MaxVarintLen64]byte
-	return 1 + binary.PutUvarint(varint[:], uint64(n)) + n
-}
-
-// writeField writes one length-delimited field.
-func writeField(w io.Writer, tag byte, raw []byte) (int, error) {
-	var header [1 + binary.MaxVarintLen64]byte
-	header[0] = tag
-	n := 1 + binary.PutUvarint(header[1:], uint64(len(raw)))
-	m, err := w.Write(header[:n])
-	if err != nil {
-		return m, err
-	}
-	k, err := w.Write(raw)
-	return m + k, err
 }
