@@ -15,7 +15,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -182,28 +181,9 @@ func (cp *ControlPlane) startTriage(ctx context.Context) error {
 		t.compactors = append(t.compactors, registry.StartCompactor(c, cp.cfg.EtcdCompactionInterval, cp.logger.With("etcd", gr.String())))
 	}
 	if eps := t.endpoints[eventsResource]; len(eps) > 0 {
-		cp.uncacheEvents()
 		return writeEndpointsFile(filepath.Join(cp.cfg.DataDir, EventsEtcdEndpointsFile), eps)
 	}
 	return nil
-}
-
-// uncacheEvents turns the watch cache off for events on their own etcd,
-// unless --watch-cache-sizes names them: the cache's consistent reads wait
-// for the main etcd's revision, which an events cluster's revisions have
-// nothing to do with. (Upstream's heuristic cache sizes never cached
-// events either.)
-func (cp *ControlPlane) uncacheEvents() {
-	if _, set := cp.cfg.WatchCache.Sizes[eventsResource.String()]; set {
-		return
-	}
-	sizes := maps.Clone(cp.cfg.WatchCache.Sizes)
-	if sizes == nil {
-		sizes = map[string]int{}
-	}
-	sizes[eventsResource.String()] = 0
-	cp.cfg.WatchCache.Sizes = sizes
-	cp.logger.Info("events are on their own etcd: the watch cache serves them from that etcd")
 }
 
 // eventsEtcd is the embedded events member's configuration: the main

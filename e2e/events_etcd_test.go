@@ -85,16 +85,49 @@ func TestEventKeysLandOnlyInTheEventsEtcd(t *testing.T) {
 	if list.ResourceVersion != fmt.Sprint(resp.Header.Revision) {
 		t.Errorf("event list resourceVersion %s, want the events etcd's revision %d", list.ResourceVersion, resp.Header.Revision)
 	}
+	// The watch cache serves them from memory, at the events etcd's
+	// revisions: a consistent LIST waits for that cluster's revision, not
+	// the main one's, so it neither falls back to etcd nor misses a write.
+	// 20 config maps put the main etcd's revision well past the events
+	// etcd's, which a wait for the wrong cluster would never reach.
+	for i := range 20 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("main-%d", i)}}
+		if _, err := s.Clientset.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sixth := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "web.5"}, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web", Namespace: "default"}, Reason: "Pulled"}
+	if _, err := s.Clientset.CoreV1().Events("default").Create(ctx, sixth, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list, err = s.Clientset.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 6 {
+		t.Fatalf("listing events after a sixth: %d items, %v; want 6", len(list.Items), err)
+	}
+	st := cacheStatus(t, s, "events")
+	if !st.Cached || st.CacheState == nil {
+		t.Fatalf("events are not cached: %+v", st)
+	}
+	if st.ListsFromCache < 2 || st.ConsistentFallback != 0 {
+		t.Fatalf("events cache: %d lists from memory, %d consistent lists fell back to etcd; want both from memory, none to etcd", st.ListsFromCache, st.ConsistentFallback)
+	}
+	now, err := events.Get(ctx, "/registry/events/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.EtcdRevision != now.Header.Revision || list.ResourceVersion != fmt.Sprint(now.Header.Revision) {
+		t.Errorf("events cache at etcd revision %d, list at %s; want the events etcd's %d", st.EtcdRevision, list.ResourceVersion, now.Header.Revision)
+	}
 	seen := 0
 	deadline := time.After(10 * time.Second)
-	for seen < 5 {
+	for seen < 6 {
 		select {
 		case ev := <-w.ResultChan():
 			if ev.Type == watch.Added {
 				seen++
 			}
 		case <-deadline:
-			t.Fatalf("the events watch saw %d of 5 events", seen)
+			t.Fatalf("the events watch saw %d of 6 events", seen)
 		}
 	}
 }

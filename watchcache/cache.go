@@ -15,11 +15,14 @@ import (
 )
 
 // Storage is what the cache sits in front of: *registry.Store. Besides
-// registry.Interface it tells etcd's current revision cheaply (for
-// consistent reads) and can ask for watch progress notifications.
+// registry.Interface it tells the current revision of the etcd cluster
+// holding a resource, cheaply (for consistent reads: with
+// --etcd-servers-overrides, events count revisions of their own cluster),
+// and can ask for watch progress notifications.
 type Storage interface {
 	registry.Interface
-	CurrentRevision(ctx context.Context) (int64, error)
+	CurrentRevision(ctx context.Context) (int64, error) // of the main cluster
+	CurrentRevisionOf(ctx context.Context, res *registry.Resource) (int64, error)
 	RequestWatchProgress(ctx context.Context) error
 }
 

@@ -37,8 +37,9 @@ type CacheState struct {
 	Ready  bool `json:"ready"`
 	Paused bool `json:"paused"`
 	// ResourceVersion is the revision up to which the cache has applied
-	// every change of the resource; EtcdRevision is etcd's current
-	// revision, read for this page; Lag is the difference (other
+	// every change of the resource; EtcdRevision is the current revision
+	// of the etcd cluster holding it (its own with
+	// --etcd-servers-overrides), read for this page; Lag is the difference (other
 	// resources' writes, and progress notifications not asked for yet).
 	ResourceVersion int64  `json:"resourceVersion"`
 	EtcdRevision    int64  `json:"etcdRevision"`
@@ -92,9 +93,13 @@ func (c *Cache) Status(ctx context.Context) Status {
 		rs := ResourceStatus{Resource: groupResource(res)}
 		if rc := c.cacheFor(res); rc != nil {
 			rs = rc.status()
-			rs.EtcdRevision = st.EtcdRevision
-			if rs.Ready && st.EtcdRevision > rs.ResourceVersion {
-				rs.Lag = st.EtcdRevision - rs.ResourceVersion
+			// The revision of the cluster holding the resource: the main
+			// one's, or its own with --etcd-servers-overrides.
+			if rev, err := c.store.CurrentRevisionOf(ctx, res); err == nil {
+				rs.EtcdRevision = rev
+			}
+			if rs.Ready && rs.EtcdRevision > rs.ResourceVersion {
+				rs.Lag = rs.EtcdRevision - rs.ResourceVersion
 			}
 		}
 		st.Resources = append(st.Resources, rs)

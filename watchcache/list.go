@@ -74,7 +74,7 @@ func (c *resourceCache) answerList(ctx context.Context, namespace string, opts r
 	}
 	if opts.ResourceVersion == "" {
 		// A consistent read: at least etcd's revision now.
-		if rv, err = c.store.CurrentRevision(ctx); err != nil {
+		if rv, err = c.store.CurrentRevisionOf(ctx, c.res); err != nil {
 			return nil, nil, err
 		}
 		if err := c.waitFresh(ctx, rv); err != nil {

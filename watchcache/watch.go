@@ -106,7 +106,7 @@ func (c *resourceCache) planWatch(ctx context.Context, opts registry.ListOptions
 		plan.initial = opts.ResourceVersion == "" || opts.ResourceVersion == "0"
 	}
 	if opts.ResourceVersion == "" {
-		if plan.waitFor, err = c.store.CurrentRevision(ctx); err != nil {
+		if plan.waitFor, err = c.store.CurrentRevisionOf(ctx, c.res); err != nil {
 			return watchPlan{}, err
 		}
 		plan.consistent = true
