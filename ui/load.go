@@ -15,7 +15,7 @@ import (
 )
 
 // The load panel (seed sections 3 and 5, M9 and M15): requests per second
-// by verb, so that a relist storm's LISTs stand out, and the p99 of
+// by verb, so that a relist storm stands out, and the p99 of
 // etcd_request_duration_seconds by operation, which tells "the apiserver
 // is slow" from "etcd is slow". Both are rates, so they need two readings
 // of the counters: the sampler keeps the readings of the last loadWindow,
@@ -27,8 +27,16 @@ const (
 	loadWindow   = 10 * time.Second
 	minSampleGap = 900 * time.Millisecond
 
-	requestsMetric = "apiserver_request_total"
-	etcdMetric     = "etcd_request_duration_seconds"
+	requestsMetric  = "apiserver_request_total"
+	watchListMetric = "apiserver_watch_list_duration_seconds"
+	etcdMetric      = "etcd_request_duration_seconds"
+
+	// watchListVerb is the panel's row for watch-list requests: WATCHes
+	// that started by sending the whole current state, which is how
+	// client-go's informers list since watch-list became their default
+	// (v0.35). A relist storm of such informers shows here, not as LISTs.
+	// The same requests are counted under WATCH too.
+	watchListVerb = "WATCHLIST"
 )
 
 // LoadView is what GET /debug/load answers.
@@ -38,7 +46,8 @@ type LoadView struct {
 	WindowSeconds float64 `json:"windowSeconds"`
 	// Requests are the apiserver's resource requests by verb (LIST, GET,
 	// WATCH, CREATE, ...): requests to /debug, /ui and /metrics, such as
-	// this page's own, are not counted.
+	// this page's own, are not counted. WATCHLIST counts the watches that
+	// delivered a whole initial state (informers listing in watch-list mode).
 	Requests []VerbLoad `json:"requests"`
 	// Etcd is the apiserver's etcd requests by operation.
 	Etcd []EtcdLoad `json:"etcd"`
@@ -123,6 +132,10 @@ func (s *loadSampler) read(now time.Time) (loadSample, error) {
 				if label(m, "resource") != "" {
 					sample.requests[label(m, "verb")] += m.GetCounter().GetValue()
 				}
+			}
+		case watchListMetric:
+			for _, m := range mf.GetMetric() {
+				sample.requests[watchListVerb] += float64(m.GetHistogram().GetSampleCount())
 			}
 		case etcdMetric:
 			for _, m := range mf.GetMetric() {

@@ -49,13 +49,29 @@ func TestLoadViewComputesRatesAndP99OverTheWindow(t *testing.T) {
 		t.Errorf("etcd: got %+v, want list at 50/s with p99 0.04975 s (the 0.2 s sample is before the window)", v.Etcd)
 	}
 
+	// Informers in watch-list mode relist with WATCHes that send the whole
+	// state first: the WATCHLIST row counts them.
+	watchLists := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: watchListMetric}, []string{"group", "version", "resource", "scope"})
+	reg.MustRegister(watchLists)
+	for range 6 {
+		watchLists.WithLabelValues("", "v1", "pods", "namespace").Observe(0.1)
+	}
+	clk.SetTime(clk.Now().Add(time.Second))
+	v, err = s.view()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := verbLoad(v, watchListVerb); got == nil || got.Total != 6 {
+		t.Errorf("got %+v, want a WATCHLIST row with 6 requests", v.Requests)
+	}
+
 	// Asked again at once: the same reading, shared.
 	again, err := s.view()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.WindowSeconds != 2 {
-		t.Errorf("asked again within %s: window %v s, want the same 2 s", minSampleGap, again.WindowSeconds)
+	if again.WindowSeconds != 3 {
+		t.Errorf("asked again within %s: window %v s, want the same 3 s", minSampleGap, again.WindowSeconds)
 	}
 	// Readings older than the window are dropped: the rate is over ~10 s.
 	for range 15 {
@@ -71,6 +87,16 @@ func TestLoadViewComputesRatesAndP99OverTheWindow(t *testing.T) {
 	if v.WindowSeconds != loadWindow.Seconds() || v.Requests[0].PerSecond != 0 || v.Etcd[0].P99Seconds != -1 {
 		t.Errorf("after a quiet %v: got %+v, want no requests over a %v window and no p99", loadWindow, v, loadWindow)
 	}
+}
+
+// verbLoad finds a verb's row.
+func verbLoad(v LoadView, verb string) *VerbLoad {
+	for i := range v.Requests {
+		if v.Requests[i].Verb == verb {
+			return &v.Requests[i]
+		}
+	}
+	return nil
 }
 
 func TestQuantileFollowsHistogramQuantile(t *testing.T) {
