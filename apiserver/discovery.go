@@ -29,8 +29,15 @@ import (
 //     client-go ask for it first and fall back to the legacy shape when the
 //     response's Content-Type is plain application/json.
 
-// Verbs every resource of the table supports, in upstream's (sorted) order.
-var resourceVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+// resourceVerbs are the verbs of a resource of the table, in upstream's
+// (sorted) order: every one but namespaces can also be deleted as a
+// collection.
+func resourceVerbs(r *registry.Resource) []string {
+	if !collectionDeletable(r) {
+		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+	}
+	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
 
 // subresourceVerbs are the verbs of a subresource: "status" is read and
 // written, a namespace's "finalize" only replaced (PUT).

@@ -109,7 +109,7 @@ func apiResourceList(gv schema.GroupVersion, resources []*registry.Resource) *me
 			SingularName:       r.SingularName,
 			Namespaced:         r.Namespaced,
 			Kind:               r.Kind,
-			Verbs:              resourceVerbs,
+			Verbs:              resourceVerbs(r),
 			ShortNames:         r.ShortNames,
 			Categories:         resourceCategories[r.GroupVersionResource().GroupResource()],
 			StorageVersionHash: storageVersionHash(r.GroupVersionKind()),
@@ -140,7 +140,7 @@ func aggregatedVersion(version string, resources []*registry.Resource) apidiscov
 			ResponseKind:     &kind,
 			Scope:            scope,
 			SingularResource: r.SingularName,
-			Verbs:            resourceVerbs,
+			Verbs:            resourceVerbs(r),
 			ShortNames:       r.ShortNames,
 			Categories:       resourceCategories[r.GroupVersionResource().GroupResource()],
 		}

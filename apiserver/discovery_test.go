@@ -98,9 +98,9 @@ func checkDiscoveredResources(t *testing.T, client *discovery.DiscoveryClient) {
 			continue
 		}
 		if got.Kind != r.Kind || got.Namespaced != r.Namespaced || got.SingularName != r.SingularName ||
-			!slices.Equal(got.ShortNames, r.ShortNames) || !slices.Equal(got.Verbs, resourceVerbs) {
+			!slices.Equal(got.ShortNames, r.ShortNames) || !slices.Equal(got.Verbs, resourceVerbs(r)) {
 			t.Errorf("resource %s: got %+v, want kind %s namespaced %v singular %s shortNames %v verbs %v",
-				r.Name, got, r.Kind, r.Namespaced, r.SingularName, r.ShortNames, resourceVerbs)
+				r.Name, got, r.Kind, r.Namespaced, r.SingularName, r.ShortNames, resourceVerbs(r))
 		}
 		for _, sub := range r.Subresources {
 			s, ok := found[r.GroupVersion.String()+" "+r.Name+"/"+sub]

@@ -35,7 +35,8 @@ func TestBadRequestsAreAnsweredWithUpstreamStatus(t *testing.T) {
 		{"path outside the API is 404 NotFound", "GET", "/nothing/here", "", nil, 404, metav1.StatusReasonNotFound, "could not find"},
 		{"missing object is 404 NotFound", "GET", pods + "/missing", "", nil, 404, metav1.StatusReasonNotFound, `pods "missing" not found`},
 		{"POST to a named object is 405 MethodNotAllowed", "POST", pods + "/existing", fmt.Sprintf(podBody, "existing"), []string{jsonBody}, 405, metav1.StatusReasonMethodNotAllowed, "not supported"},
-		{"DELETE of a collection is 405 MethodNotAllowed", "DELETE", pods, "", nil, 405, metav1.StatusReasonMethodNotAllowed, "not supported"},
+		{"DELETE of the namespaces collection is 405 MethodNotAllowed", "DELETE", "/api/v1/namespaces", "", nil, 405, metav1.StatusReasonMethodNotAllowed, "not supported"},
+		{"DELETE of pods across all namespaces is 405 MethodNotAllowed", "DELETE", "/api/v1/pods", "", nil, 405, metav1.StatusReasonMethodNotAllowed, "not supported"},
 		{"DELETE of a status subresource is 405 MethodNotAllowed", "DELETE", pods + "/existing/status", "", nil, 405, metav1.StatusReasonMethodNotAllowed, "not supported"},
 		{"malformed JSON is 400 BadRequest", "POST", pods, `{"apiVersion":"v1","kind":"Pod",`, []string{jsonBody}, 400, metav1.StatusReasonBadRequest, "the object provided is unrecognized (must be of type Pod)"},
 		{"wrong apiVersion is 400 BadRequest", "POST", pods, `{"apiVersion":"v2","kind":"Pod","metadata":{"name":"p"}}`, []string{jsonBody}, 400, metav1.StatusReasonBadRequest, "the API version in the data (v2) does not match the expected API version (v1)"},
@@ -90,8 +91,12 @@ func TestBadRequestsAreAnsweredWithUpstreamStatus(t *testing.T) {
 func TestMethodNotAllowedListsTheAllowedMethods(t *testing.T) {
 	ts := startTestServer(t, newFakeStore())
 	resp := ts.do(t, "PUT", "/api/v1/namespaces/default/pods", "{}")
-	if got, want := resp.header.Get("Allow"), "GET, POST"; got != want {
+	if got, want := resp.header.Get("Allow"), "GET, POST, DELETE"; got != want {
 		t.Errorf("got Allow %q, want %q", got, want)
+	}
+	resp = ts.do(t, "PUT", "/api/v1/namespaces", "{}")
+	if got, want := resp.header.Get("Allow"), "GET, POST"; got != want {
+		t.Errorf("namespaces: got Allow %q, want %q (no deletecollection)", got, want)
 	}
 	resp = ts.do(t, "POST", "/api/v1/pods", "{}")
 	if resp.code != 405 || resp.header.Get("Allow") != "GET" {

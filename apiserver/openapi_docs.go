@@ -33,6 +33,8 @@ var queryParameters = map[string][]string{
 	"put":    {"dryRun", "fieldManager", "fieldValidation"},
 	"patch":  {"dryRun", "fieldManager", "fieldValidation"},
 	"delete": {"dryRun"},
+	// deletecollection: the list's selectors and the deletion's options
+	"deletecollection": {"continue", "dryRun", "fieldSelector", "labelSelector", "limit", "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds"},
 }
 
 // queryParameterInfo gives each query parameter its type and a description.
@@ -88,14 +90,14 @@ type apiPath struct {
 
 // componentRefs names the components operations refer to.
 type componentRefs struct {
-	kind, list, deleteOptions, patch string
+	kind, list, deleteOptions, patch, status string
 }
 
 // addCommonComponents adds the meta.k8s.io components every
 // group-version's operations use, and returns refs with their names.
 func addCommonComponents(b *schemaBuilder) componentRefs {
-	b.ref(reflect.TypeOf(metav1.Status{}))
 	return componentRefs{
+		status:        b.ref(reflect.TypeOf(metav1.Status{})),
 		deleteOptions: b.ref(reflect.TypeOf(metav1.DeleteOptions{})),
 		patch:         b.ref(reflect.TypeOf(metav1.Patch{})),
 	}
@@ -132,6 +134,11 @@ func resourcePaths(r *registry.Resource, refs componentRefs) map[string]apiPath 
 		"get":  newOperation(r, "list", "list"+operationKind(r, scoped, r.Kind), "list or watch objects of kind "+r.Kind, refs),
 		"post": newOperation(r, "post", "create"+operationKind(r, scoped, r.Kind), "create a "+r.Kind, refs),
 	}}
+	if collectionDeletable(r) {
+		// Upstream's operation ID puts "Collection" before the scope:
+		// deleteCoreV1CollectionNamespacedPod.
+		paths[collection].ops["delete"] = newOperation(r, "deletecollection", "delete"+strings.Replace(operationKind(r, scoped, r.Kind), scoped+r.Kind, "Collection"+scoped+r.Kind, 1), "delete collection of "+r.Kind, refs)
+	}
 	item := append(append([]apiParameter{pathParameter("name", "name of the "+r.Kind)}, scope...), pretty)
 	paths[collection+"/{name}"] = apiPath{params: item, ops: map[string]apiOperation{
 		"get":    newOperation(r, "get", "read"+operationKind(r, scoped, r.Kind), "read the specified "+r.Kind, refs),
@@ -174,6 +181,9 @@ func newOperation(r *registry.Resource, action, id, description string, refs com
 		op.bodyTypes, op.bodyRef, op.responses = patchTypes, refs.patch, []string{"200", "201"}
 	case "delete":
 		op.bodyTypes, op.bodyRef, op.responses = anyType, refs.deleteOptions, []string{"200", "202"}
+	case "deletecollection":
+		// Upstream documents a Status; the body is the list of what was deleted.
+		op.bodyTypes, op.bodyRef, op.responseRef = anyType, refs.deleteOptions, refs.status
 	}
 	return op
 }

@@ -73,7 +73,7 @@ func operationV2(op apiOperation, refPrefix string) object {
 	if op.bodyTypes != nil {
 		consumes = op.bodyTypes
 		body := object{"name": "body", "in": "body", "schema": object{"$ref": refPrefix + op.bodyRef}}
-		if op.action != "delete" {
+		if op.action != "delete" && op.action != "deletecollection" {
 			body["required"] = true
 		}
 		params = append(params, body)

@@ -47,7 +47,7 @@ func operationV3(op apiOperation, refPrefix string) object {
 		o["parameters"] = parametersV3(op.query)
 	}
 	if op.bodyTypes != nil {
-		o["requestBody"] = object{"required": op.action != "delete", "content": contentV3(op.bodyTypes, refPrefix+op.bodyRef)}
+		o["requestBody"] = object{"required": op.action != "delete" && op.action != "deletecollection", "content": contentV3(op.bodyTypes, refPrefix+op.bodyRef)}
 	}
 	responses := object{"401": object{"description": responseDescriptions["401"]}}
 	for _, code := range op.responses {

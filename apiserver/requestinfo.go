@@ -19,8 +19,7 @@ const (
 	verbUpdate = "update"
 	verbPatch  = "patch"
 	verbDelete = "delete"
-	// verbDeleteCollection is recognised (DELETE on a collection) but not
-	// served: it is answered with 405.
+	// verbDeleteCollection is DELETE on a collection (delete_collection.go).
 	verbDeleteCollection = "deletecollection"
 )
 

@@ -34,6 +34,9 @@ func routeVerb(info *requestInfo, res *registry.Resource) (h restHandler, allowe
 		allowed = []string{http.MethodGet}
 	default:
 		allowed = []string{http.MethodGet, http.MethodPost}
+		if deleteCollectionAllowed(info, res) {
+			allowed = append(allowed, http.MethodDelete)
+		}
 	}
 	method := info.verb
 	switch method {
@@ -45,7 +48,7 @@ func routeVerb(info *requestInfo, res *registry.Resource) (h restHandler, allowe
 		method = http.MethodPut
 	case verbPatch:
 		method = http.MethodPatch
-	case verbDelete:
+	case verbDelete, verbDeleteCollection:
 		method = http.MethodDelete
 	default:
 		return nil, allowed
@@ -64,6 +67,8 @@ var restHandlers = map[string]restHandler{
 	verbUpdate: (*Server).updateObject,
 	verbPatch:  (*Server).patchObject,
 	verbDelete: (*Server).deleteObject,
+
+	verbDeleteCollection: (*Server).deleteCollection,
 }
 
 // serveREST answers a request on a resource path.
@@ -260,15 +265,8 @@ func (s *Server) deleteObject(w http.ResponseWriter, req *http.Request, info *re
 	if err != nil {
 		return err
 	}
-	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	opts, err := s.admitDelete(req, info, res)
 	if err != nil {
-		return err
-	}
-	opts, err := deleteOptions(req, body)
-	if err != nil {
-		return err
-	}
-	if err := s.admission.admit(req.Context(), newAdmission(AdmissionDelete, info, res, nil, nil, opts.DryRun)); err != nil {
 		return err
 	}
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
@@ -282,4 +280,21 @@ func (s *Server) deleteObject(w http.ResponseWriter, req *http.Request, info *re
 	}
 	writeObject(w, req, res, out, http.StatusOK, deleted)
 	return nil
+}
+
+// admitDelete reads a DELETE's options (from its body, else its query) and
+// passes the deletion through admission, which sees no object.
+func (s *Server) admitDelete(req *http.Request, info *requestInfo, res *registry.Resource) (registry.DeleteOptions, error) {
+	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return registry.DeleteOptions{}, err
+	}
+	opts, err := deleteOptions(req, body)
+	if err != nil {
+		return registry.DeleteOptions{}, err
+	}
+	if err := s.admission.admit(req.Context(), newAdmission(AdmissionDelete, info, res, nil, nil, opts.DryRun)); err != nil {
+		return registry.DeleteOptions{}, err
+	}
+	return opts, nil
 }
