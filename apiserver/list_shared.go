@@ -66,10 +66,8 @@ func writeSharedList(w http.ResponseWriter, req *http.Request, res *registry.Res
 		writeError(w, req, apierrors.NewInternalError(fmt.Errorf("encoding the response: %w", err)))
 		return
 	}
-	w.Header().Set("Content-Type", out.info.MediaType)
-	w.Header().Set("Cache-Control", "no-cache, private")
 	w.Header().Set("Content-Length", strconv.Itoa(body.size()))
-	w.WriteHeader(http.StatusOK)
+	writeHeader(w, out.info.MediaType, http.StatusOK)
 	// A failed write means the client went away; there is no one to tell.
 	_, _ = body.writeTo(w)
 }

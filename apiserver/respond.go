@@ -43,11 +43,17 @@ func writeObject(w http.ResponseWriter, req *http.Request, res *registry.Resourc
 
 // writeRaw writes an already encoded body.
 func writeRaw(w http.ResponseWriter, contentType string, code int, body []byte) {
+	writeHeader(w, contentType, code)
+	// A failed write means the client went away; there is no one to tell.
+	_, _ = w.Write(body)
+}
+
+// writeHeader sends the status line and the headers every encoded answer
+// carries.
+func writeHeader(w http.ResponseWriter, contentType string, code int) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(code)
-	// A failed write means the client went away; there is no one to tell.
-	_, _ = w.Write(body)
 }
 
 // transformObject turns obj into what the client asked for with `as` and

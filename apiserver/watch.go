@@ -61,9 +61,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 	defer s.openWatches.Add(-1)
 
 	enc := newWatchEncoder(req, res, out)
-	w.Header().Set("Content-Type", enc.contentType)
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
+	writeHeader(w, enc.contentType, http.StatusOK)
 	flusher.Flush() // the client sees 200 before the first event
 	for {
 		select {
@@ -108,6 +106,23 @@ type watchEncoder struct {
 	// sentColumns is set once a Table with column definitions has been
 	// sent; later Tables omit them, as upstream's do.
 	sentColumns bool
+	// frameIDs name the shared encodings of this watch's frames, one per
+	// event type, built once per watch rather than once per event.
+	frameIDs map[watch.EventType]runtime.Identifier
+}
+
+// frameID names the encoding of a frame of type t in the cache of a shared
+// event: the media type, group version and event type decide its bytes.
+func (e *watchEncoder) frameID(t watch.EventType) runtime.Identifier {
+	id, ok := e.frameIDs[t]
+	if !ok {
+		if e.frameIDs == nil {
+			e.frameIDs = map[watch.EventType]runtime.Identifier{}
+		}
+		id = runtime.Identifier(fmt.Sprintf("watch-event;%s;%s;%s", e.contentType, e.res.GroupVersion, t))
+		e.frameIDs[t] = id
+	}
+	return id
 }
 
 func newWatchEncoder(req *http.Request, res *registry.Resource, out output) *watchEncoder {
@@ -164,8 +179,7 @@ func (e *watchEncoder) encode(w io.Writer, event watch.Event) error {
 		// A watch cache event, shared by every watcher: the whole frame is
 		// encoded once per media type and event type, then only copied
 		// (upstream's watchEncoder does the same).
-		id := runtime.Identifier(fmt.Sprintf("watch-event;%s;%s;%s", e.contentType, e.res.GroupVersion, event.Type))
-		return co.CacheEncode(id, func(obj runtime.Object, out io.Writer) error {
+		return co.CacheEncode(e.frameID(event.Type), func(obj runtime.Object, out io.Writer) error {
 			return e.encodeFrame(out, watch.Event{Type: event.Type, Object: obj})
 		}, framed)
 	}

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -34,15 +35,16 @@ func (a *Agent) syncOnce(ctx context.Context, n *simNode, now time.Time) error {
 			return err
 		}
 	}
+	// Status and Lease are the kubelet's two separate loops: a status post
+	// that fails must not keep the Lease from being renewed.
+	var statusErr error
 	if n.statusStale.Load() || !now.Before(n.statusAt) {
-		if err := a.postStatus(ctx, n, now); err != nil {
-			return err
-		}
+		statusErr = a.postStatus(ctx, n, now)
 	}
 	if n.lease == nil || !now.Before(n.renewAt) {
-		return a.renew(ctx, n, now)
+		return errors.Join(statusErr, a.renew(ctx, n, now))
 	}
-	return nil
+	return statusErr
 }
 
 // failed schedules a retry of n after the backoff: 200 ms after the first

@@ -162,19 +162,21 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		Else(clientv3.OpGet(key)).
 		Commit()
 	lost := leaseLost()
-	if err != nil {
+	refused := isLeaseNotFound(err) // the lease was revoked before the write
+	if err != nil && !refused {
 		return nil, false, nil, storageError(err)
 	}
-	if !resp.Succeeded {
+	if !refused && !resp.Succeeded {
 		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
 		if err != nil {
 			return nil, false, nil, err
 		}
 		return nil, false, fresh, nil
 	}
-	if lost {
-		// The lease had run out just before the write, and etcd has now
-		// deleted the key with it: write again, onto a fresh lease.
+	if lost || refused {
+		// The lease had run out just before the write: etcd either refused
+		// the write (its lease was already revoked) or applied it and then
+		// deleted the key with the lease. Write again, onto a fresh lease.
 		fresh, err := s.readState(ctx, res, key)
 		if err != nil {
 			return nil, false, nil, err

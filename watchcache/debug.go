@@ -90,21 +90,27 @@ func (c *Cache) Status(ctx context.Context) Status {
 		st.EtcdRevision = rev
 	}
 	for _, res := range registry.Resources {
-		rs := ResourceStatus{Resource: groupResource(res)}
-		if rc := c.cacheFor(res); rc != nil {
-			rs = rc.status()
-			// The revision of the cluster holding the resource: the main
-			// one's, or its own with --etcd-servers-overrides.
-			if rev, err := c.store.CurrentRevisionOf(ctx, res); err == nil {
-				rs.EtcdRevision = rev
-			}
-			if rs.Ready && rs.EtcdRevision > rs.ResourceVersion {
-				rs.Lag = rs.EtcdRevision - rs.ResourceVersion
-			}
-		}
-		st.Resources = append(st.Resources, rs)
+		st.Resources = append(st.Resources, c.resourceStatus(ctx, res))
 	}
 	return st
+}
+
+// resourceStatus is one resource's entry of Status. A cached resource is
+// compared with the revision of the etcd cluster holding it: the main
+// one's, or its own with --etcd-servers-overrides.
+func (c *Cache) resourceStatus(ctx context.Context, res *registry.Resource) ResourceStatus {
+	rc := c.cacheFor(res)
+	if rc == nil {
+		return ResourceStatus{Resource: groupResource(res)}
+	}
+	rs := rc.status()
+	if rev, err := c.store.CurrentRevisionOf(ctx, res); err == nil {
+		rs.EtcdRevision = rev
+	}
+	if rs.Ready && rs.EtcdRevision > rs.ResourceVersion {
+		rs.Lag = rs.EtcdRevision - rs.ResourceVersion
+	}
+	return rs
 }
 
 func (c *resourceCache) status() ResourceStatus {
@@ -167,12 +173,7 @@ func (c *Cache) serveResource(w http.ResponseWriter, req *http.Request, name str
 		writeStatus(w, notFound(err.Error()))
 		return
 	}
-	for _, rs := range c.Status(req.Context()).Resources {
-		if rs.Resource == groupResource(res) {
-			writeJSON(w, http.StatusOK, rs)
-			return
-		}
-	}
+	writeJSON(w, http.StatusOK, c.resourceStatus(req.Context(), res))
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
