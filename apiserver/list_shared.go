@@ -22,7 +22,7 @@ import (
 // the cache's own objects, not copied into a typed list. For plain JSON and
 // protobuf (no Table, no metadata-only form) the apiserver writes the list
 // around the items' encodings, and each item's encoding is kept with the
-// cached object (registry.SharedItem), so a LIST encodes only the objects
+// cached object (its runtime.CacheableObject), so a LIST encodes only the objects
 // that changed since the last one. The bytes are exactly those of the typed
 // list encoded whole (list_shared_test.go checks it), as upstream's streaming
 // list encoders write them.
@@ -84,10 +84,10 @@ func (b listBody) size() int {
 	return n
 }
 
-// writeTo writes the parts through one buffer, so that thousands of small
-// items become a few large writes.
+// writeTo writes the parts through one buffer (at most 64 KiB), so that
+// thousands of small items become a few large writes.
 func (b listBody) writeTo(w io.Writer) (int64, error) {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := bufio.NewWriterSize(w, min(b.size(), 64<<10))
 	var n int64
 	for _, part := range b {
 		m, err := bw.Write(part)
@@ -97,24 +97,6 @@ func (b listBody) writeTo(w io.Writer) (int64, error) {
 		}
 	}
 	return n, bw.Flush()
-}
-
-// encodeSharedListJSON and encodeSharedListProtobuf write the whole list
-// to w (the tests compare them with the typed list's encoding).
-func encodeSharedListJSON(w io.Writer, res *registry.Resource, list *registry.SharedList) error {
-	body, err := sharedListJSON(res, list)
-	if err == nil {
-		_, err = body.writeTo(w)
-	}
-	return err
-}
-
-func encodeSharedListProtobuf(w io.Writer, res *registry.Resource, list *registry.SharedList) error {
-	body, err := sharedListProtobuf(res, list)
-	if err == nil {
-		_, err = body.writeTo(w)
-	}
-	return err
 }
 
 // emptyList is res's list kind with no items at rv, in its group version.
@@ -156,7 +138,13 @@ func sharedListJSON(res *registry.Resource, list *registry.SharedList) (listBody
 	body := make(listBody, 0, 2*len(list.Items)+3)
 	body = append(body, head, jsonItemsOpen)
 	for i, item := range list.Items {
-		raw, err := item.Encoded("json", func(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) })
+		raw, err := itemBytes(item, jsonItemID, func(obj runtime.Object, w io.Writer) error {
+			raw, err := json.Marshal(obj)
+			if err == nil {
+				_, err = w.Write(raw)
+			}
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -166,6 +154,38 @@ func sharedListJSON(res *registry.Resource, list *registry.SharedList) (listBody
 		body = append(body, raw)
 	}
 	return append(body, jsonItemsClose), nil
+}
+
+// The identifiers of a list item's encodings in its CacheableObject: the
+// object alone, as it appears in a list's items (watch frames have others).
+const (
+	jsonItemID     runtime.Identifier = "list-item;application/json"
+	protobufItemID runtime.Identifier = "list-item;application/vnd.kubernetes.protobuf"
+)
+
+// itemBytes is item's encoding id, made by encode the first time any LIST
+// asks and kept by the item. A CacheableObject of registry.SharedList writes
+// its kept bytes in one Write and never modifies them, so the slice is kept
+// as it is rather than copied.
+func itemBytes(item runtime.CacheableObject, id runtime.Identifier, encode func(runtime.Object, io.Writer) error) ([]byte, error) {
+	var kept keptSlice
+	if err := item.CacheEncode(id, encode, &kept); err != nil {
+		return nil, err
+	}
+	return kept, nil
+}
+
+// keptSlice keeps what is written to it: a single Write's slice as it is
+// (see itemBytes), more than one appended into a copy.
+type keptSlice []byte
+
+func (k *keptSlice) Write(p []byte) (int, error) {
+	if *k == nil {
+		*k = p[:len(p):len(p)]
+	} else {
+		*k = append((*k)[:len(*k):len(*k)], p...)
+	}
+	return len(p), nil
 }
 
 // protoMarshaler is what every generated API type implements.
@@ -192,12 +212,16 @@ func sharedListProtobuf(res *registry.Resource, list *registry.SharedList) (list
 	headers := make([]byte, 0, (len(list.Items)+1)*(1+binary.MaxVarintLen64))
 	headers, raw = appendField(headers, raw, listMetaTag, listMeta)
 	for _, item := range list.Items {
-		encoded, err := item.Encoded("protobuf", func(obj runtime.Object) ([]byte, error) {
+		encoded, err := itemBytes(item, protobufItemID, func(obj runtime.Object, w io.Writer) error {
 			m, ok := obj.(protoMarshaler)
 			if !ok {
-				return nil, fmt.Errorf("%T cannot be encoded as protobuf", obj)
+				return fmt.Errorf("%T cannot be encoded as protobuf", obj)
 			}
-			return m.Marshal()
+			raw, err := m.Marshal()
+			if err == nil {
+				_, err = w.Write(raw)
+			}
+			return err
 		})
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -84,8 +85,9 @@ func TestSharedListEncodesAsTheTypedList(t *testing.T) {
 				}
 
 				shared := &registry.SharedList{ResourceVersion: rv}
+				var encodings int
 				for _, obj := range tc.objs {
-					shared.Items = append(shared.Items, registry.NewSharedItem(obj))
+					shared.Items = append(shared.Items, &memoObject{obj: obj, encodings: &encodings})
 				}
 				for round := range 2 { // the second round uses the items' kept bytes
 					var got bytes.Buffer
@@ -101,29 +103,62 @@ func TestSharedListEncodesAsTheTypedList(t *testing.T) {
 					if !bytes.Equal(got.Bytes(), want.Bytes()) {
 						t.Fatalf("round %d: shared encoding differs from the typed list's\n got: %q\nwant: %q", round, got.Bytes(), want.Bytes())
 					}
+					if encodings != len(tc.objs) {
+						t.Fatalf("round %d: %d item encodings for %d items, want one each", round, encodings, len(tc.objs))
+					}
 				}
 			})
 		}
 	}
 }
 
-// TestSharedItemEncodesOncePerFormat checks the item's memo: one call of
-// encode per format, whatever the number of LISTs.
-func TestSharedItemEncodesOncePerFormat(t *testing.T) {
-	item := registry.NewSharedItem(testPod("a"))
-	calls := map[string]int{}
-	for range 3 {
-		for _, format := range []string{"json", "protobuf"} {
-			raw, err := item.Encoded(format, func(runtime.Object) ([]byte, error) {
-				calls[format]++
-				return []byte(format), nil
-			})
-			if err != nil || string(raw) != format {
-				t.Fatalf("Encoded(%s) = %q, %v", format, raw, err)
-			}
+// memoObject is a runtime.CacheableObject as the watch cache's: it
+// encodes once per identifier, counting in encodings, and writes the kept
+// bytes in one Write.
+type memoObject struct {
+	obj       runtime.Object
+	encodings *int
+	kept      map[runtime.Identifier][]byte
+}
+
+func (m *memoObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
+	raw, ok := m.kept[id]
+	if !ok {
+		var buf bytes.Buffer
+		if err := encode(m.obj, &buf); err != nil {
+			return err
 		}
+		*m.encodings++
+		raw = buf.Bytes()
+		if m.kept == nil {
+			m.kept = map[runtime.Identifier][]byte{}
+		}
+		m.kept[id] = raw
 	}
-	if calls["json"] != 1 || calls["protobuf"] != 1 {
-		t.Fatalf("encode calls = %v, want one per format", calls)
+	_, err := w.Write(raw)
+	return err
+}
+
+func (m *memoObject) GetObject() runtime.Object        { return m.obj.DeepCopyObject() }
+func (m *memoObject) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (m *memoObject) DeepCopyObject() runtime.Object {
+	return &memoObject{obj: m.obj.DeepCopyObject(), encodings: m.encodings}
+}
+
+// encodeSharedListJSON and encodeSharedListProtobuf write the whole list to
+// w, as writeSharedList does after its headers.
+func encodeSharedListJSON(w io.Writer, res *registry.Resource, list *registry.SharedList) error {
+	body, err := sharedListJSON(res, list)
+	if err == nil {
+		_, err = body.writeTo(w)
 	}
+	return err
+}
+
+func encodeSharedListProtobuf(w io.Writer, res *registry.Resource, list *registry.SharedList) error {
+	body, err := sharedListProtobuf(res, list)
+	if err == nil {
+		_, err = body.writeTo(w)
+	}
+	return err
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,20 +41,12 @@ func TestDeleteCollectionDeletesWhatTheSelectorMatches(t *testing.T) {
 		}
 		return out
 	}
-	revision := func() int64 {
-		resp, err := s.Etcd.Get(ctx, "/registry/configmaps/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Header.Revision
-	}
-
-	before := revision()
+	before := currentRevision(t, s)
 	if err := cms.DeleteCollection(ctx, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}, metav1.ListOptions{LabelSelector: "app=a"}); err != nil {
 		t.Fatalf("dry-run DeleteCollection: %v", err)
 	}
-	if got := names(); len(got) != 6 || revision() != before {
-		t.Fatalf("after a dry run: %v at revision %d (was %d); want all 6 and no write", got, revision(), before)
+	if got, now := names(), currentRevision(t, s); len(got) != 6 || now != before {
+		t.Fatalf("after a dry run: %v at revision %d (was %d); want all 6 and no write", got, now, before)
 	}
 
 	// The raw answer: the list of what was deleted.
@@ -83,6 +74,11 @@ func TestDeleteCollectionDeletesWhatTheSelectorMatches(t *testing.T) {
 		t.Fatalf("left after deleting everything: %v", got)
 	}
 
+	// Not across all namespaces: upstream serves only GET there.
+	err = s.Clientset.CoreV1().RESTClient().Delete().AbsPath("/api/v1/configmaps").Do(ctx).Error()
+	if !apierrors.IsMethodNotSupported(err) {
+		t.Fatalf("DELETE of config maps across all namespaces: %v; want 405 MethodNotAllowed", err)
+	}
 	// client-go has no DeleteCollection for namespaces either.
 	err = s.Clientset.CoreV1().RESTClient().Delete().AbsPath("/api/v1/namespaces").Do(ctx).Error()
 	if !apierrors.IsMethodNotSupported(err) {

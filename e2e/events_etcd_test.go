@@ -90,12 +90,7 @@ func TestEventKeysLandOnlyInTheEventsEtcd(t *testing.T) {
 	// the main one's, so it neither falls back to etcd nor misses a write.
 	// 20 config maps put the main etcd's revision well past the events
 	// etcd's, which a wait for the wrong cluster would never reach.
-	for i := range 20 {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("main-%d", i)}}
-		if _, err := s.Clientset.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createConfigMaps(t, s, "main", 20)
 	sixth := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "web.5"}, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web", Namespace: "default"}, Reason: "Pulled"}
 	if _, err := s.Clientset.CoreV1().Events("default").Create(ctx, sixth, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -111,9 +106,9 @@ func TestEventKeysLandOnlyInTheEventsEtcd(t *testing.T) {
 	if st.ListsFromCache < 2 || st.ConsistentFallback != 0 {
 		t.Fatalf("events cache: %d lists from memory, %d consistent lists fell back to etcd; want both from memory, none to etcd", st.ListsFromCache, st.ConsistentFallback)
 	}
-	now, err := events.Get(ctx, "/registry/events/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		t.Fatal(err)
+	now, err := events.Get(ctx, "/registry/events/default/web.5")
+	if err != nil || len(now.Kvs) != 1 {
+		t.Fatalf("web.5 in the events etcd: %v %v", now, err)
 	}
 	if st.EtcdRevision != now.Header.Revision || list.ResourceVersion != fmt.Sprint(now.Header.Revision) {
 		t.Errorf("events cache at etcd revision %d, list at %s; want the events etcd's %d", st.EtcdRevision, list.ResourceVersion, now.Header.Revision)

@@ -90,8 +90,8 @@ func TestAThousandPodWatchersCostOneEtcdWatcher(t *testing.T) {
 			ctx := framework.Context(t, 2*time.Minute)
 			feeds := settledEtcdWatchers(t) - before
 			if want := float64(cachedResources(s)); cached && feeds != want {
-				// With the cache off, the stack's own informers (node
-				// lifecycle controller) are etcd watchers too.
+				// With the cache off, the stack's own informers (its
+				// controllers') are etcd watchers too.
 				t.Errorf("the stack opened %v etcd watchers, want %v: one per cached resource", feeds, want)
 			}
 			pods := s.ProtobufClientset(t).CoreV1().Pods("default")

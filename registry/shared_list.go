@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -10,7 +9,8 @@ import (
 // SharedLister is implemented by an Interface that can answer a LIST with
 // the objects it holds in memory, without copying them into a typed list
 // (the watch cache). The apiserver uses it for plain JSON and protobuf
-// LISTs and encodes the items one by one; everything else calls List.
+// LISTs and writes the list around each item's encoding; everything else
+// calls List.
 type SharedLister interface {
 	// ListShared answers as List would, under the same resourceVersion
 	// rules. When the answer comes from memory it is shared (and list is
@@ -20,53 +20,12 @@ type SharedLister interface {
 }
 
 // SharedList is a LIST answered from memory: the list's resourceVersion and
-// the matching objects themselves, in key order. The items are shared with
-// every other reader and must never be modified.
+// the matching objects themselves, in key order. Each item is the holder's
+// own runtime.CacheableObject, shared with every other reader: it encodes
+// the object at most once per encoder identifier and writes the kept bytes
+// every later time (a watch event's frame and a list item are two
+// identifiers). Items are never modified.
 type SharedList struct {
 	ResourceVersion int64
-	Items           []*SharedItem
-}
-
-// SharedItem is one stored object as a list item. It is immutable once
-// stored (an update stores a new item), so an encoding of it, which is
-// costly, is computed at most once per format and kept for every later
-// LIST. The holder keeps the item as long as the object is current.
-type SharedItem struct {
-	obj runtime.Object
-
-	mu        sync.Mutex // guards encodings; never held while encoding
-	encodings map[string]*itemEncoding
-}
-
-// itemEncoding is one format's bytes, computed once.
-type itemEncoding struct {
-	once sync.Once
-	raw  []byte
-	err  error
-}
-
-// NewSharedItem wraps obj, which the caller gives up: it is never modified
-// again.
-func NewSharedItem(obj runtime.Object) *SharedItem { return &SharedItem{obj: obj} }
-
-// Object is the stored object: read it, never modify it (DeepCopyObject it
-// first).
-func (i *SharedItem) Object() runtime.Object { return i.obj }
-
-// Encoded returns the item encoded in format (a name the caller chooses,
-// e.g. "application/json;v1"), calling encode the first time only. encode
-// receives the stored object and must not modify it.
-func (i *SharedItem) Encoded(format string, encode func(runtime.Object) ([]byte, error)) ([]byte, error) {
-	i.mu.Lock()
-	if i.encodings == nil {
-		i.encodings = map[string]*itemEncoding{}
-	}
-	e, ok := i.encodings[format]
-	if !ok {
-		e = &itemEncoding{}
-		i.encodings[format] = e
-	}
-	i.mu.Unlock()
-	e.once.Do(func() { e.raw, e.err = encode(i.obj) })
-	return e.raw, e.err
+	Items           []runtime.CacheableObject
 }

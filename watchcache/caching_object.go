@@ -54,7 +54,9 @@ func newCachingObject(obj runtime.Object, encodings *atomic.Int64) *cachingObjec
 }
 
 // CacheEncode writes the object encoded by encode (an encoder named id),
-// encoding it only the first time id asks.
+// encoding it only the first time id asks. It writes the kept bytes with a
+// single Write and never modifies them, so a writer may keep the slice
+// (registry.SharedList relies on it).
 func (o *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	r := o.result(id)
 	r.once.Do(func() {

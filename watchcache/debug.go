@@ -48,8 +48,9 @@ type CacheState struct {
 	Objects         int    `json:"objects"`
 	Watchers        int    `json:"watchers"`
 	// Counters since start: events from etcd, events dispatched, events
-	// placed in watchers' buffers (events x interested watchers), frames
-	// encoded (events x media types, whatever the number of watchers),
+	// placed in watchers' buffers (events x interested watchers), objects
+	// encoded (once per object and media type, as a watch frame or a list
+	// item, whatever the number of watchers and LISTs),
 	// watchers ended for not keeping up, GETs and LISTs answered from memory,
 	// consistent LISTs that had to go to etcd, and successful lists of
 	// the resource from etcd (the first, then one per re-initialisation).

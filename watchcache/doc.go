@@ -98,15 +98,15 @@
 //     keep up is ended (its result channel closes) rather than slowing the
 //     dispatcher or other watchers; the client re-watches from the last
 //     resourceVersion it saw.
-//   - Objects in the cache are never modified. List copies them into a new
-//     typed list; ListShared (what the apiserver uses for JSON and protobuf
-//     LISTs) hands out the elements' registry.SharedItems themselves, each
-//     of which keeps its encoding per format once a LIST has made it, so a
-//     LIST encodes only objects changed since the last one (an element's
-//     item dies with the element: an update stores a new one). GET returns
-//     a deep copy, and watch events carry a cachingObject that encodes a
-//     private copy once per encoding (media type) and shares the bytes with
-//     every watcher (caching_object.go).
+//   - Objects in the cache are never modified. Each element carries one
+//     cachingObject (caching_object.go) that encodes a private copy once per
+//     encoding (media type and form) and shares the bytes: it is the object
+//     of the watch event that stored the element, of the ADDED events of
+//     every watch that starts with the current state, and the item a
+//     ListShared answer (the apiserver's JSON and protobuf LISTs) hands out.
+//     So an object is encoded once however many watchers and LISTs send it,
+//     until an update stores a new element. List copies the objects into a
+//     new typed list, and GET returns a deep copy.
 //   - The cache never writes to etcd.
 //
 // # Where minicp differs from kube-apiserver

@@ -46,9 +46,9 @@ func (c *resourceCache) listShared(ctx context.Context, namespace string, opts r
 	if err != nil || fromEtcd != nil {
 		return nil, fromEtcd, err
 	}
-	shared := &registry.SharedList{ResourceVersion: snap.rv, Items: make([]*registry.SharedItem, len(snap.elems))}
+	shared := &registry.SharedList{ResourceVersion: snap.rv, Items: make([]runtime.CacheableObject, len(snap.elems))}
 	for i, e := range snap.elems {
-		shared.Items[i] = e.item
+		shared.Items[i] = e.shared
 	}
 	return shared, nil, nil
 }

@@ -221,7 +221,7 @@ func (c *resourceCache) apply(ev watch.Event) error {
 	c.metrics.eventsReceived.Inc()
 	out := &event{
 		typ: ev.Type, rv: rev, key: e.key, namespace: m.GetNamespace(),
-		object: newCachingObject(ev.Object, &c.stats.encodings), nodeName: e.nodeName,
+		object: e.shared, nodeName: e.nodeName,
 	}
 
 	c.mu.Lock()
@@ -246,7 +246,7 @@ func (c *resourceCache) elementOf(obj runtime.Object) (*element, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newElement(registry.KeyFor(c.res, m.GetNamespace(), m.GetName()), obj), nil
+	return newElement(registry.KeyFor(c.res, m.GetNamespace(), m.GetName()), obj, &c.stats.encodings), nil
 }
 
 // dispatchLocked hands e to every watcher whose scope it falls in, without

@@ -2,12 +2,11 @@ package watchcache
 
 import (
 	"sort"
+	"sync/atomic"
 
 	"github.com/google/btree"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"minicp/registry"
 )
 
 // nodeNameField is the field selector pods are indexed by: a kubelet
@@ -20,13 +19,17 @@ type element struct {
 	key      string // etcd key, e.g. "/registry/pods/default/nginx"
 	nodeName string // pods: spec.nodeName; "" otherwise
 	obj      runtime.Object
-	// item is obj as a shared list item: the apiserver's LISTs encode it
-	// once per format and reuse the bytes while the object is current.
-	item *registry.SharedItem
+	// shared is obj as every reader hands it to an encoder: the object of
+	// the watch event that stored it, of the ADDED events of watches that
+	// start with the current state, and a LIST's item. Each encoding of it
+	// (per media type and form) is made once and reused while the object
+	// is current.
+	shared *cachingObject
 }
 
-func newElement(key string, obj runtime.Object) *element {
-	return &element{key: key, nodeName: nodeNameOf(obj), obj: obj, item: registry.NewSharedItem(obj)}
+// newElement wraps obj, counting its encodings in encodings.
+func newElement(key string, obj runtime.Object, encodings *atomic.Int64) *element {
+	return &element{key: key, nodeName: nodeNameOf(obj), obj: obj, shared: newCachingObject(obj, encodings)}
 }
 
 // objectStore holds the current state of one resource, ordered by key (a

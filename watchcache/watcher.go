@@ -71,8 +71,9 @@ func (w *watcher) run() {
 		if !w.pred.Empty() && !w.pred.Matches(e.obj) {
 			continue
 		}
-		obj := newCachingObject(e.obj, &w.cache.stats.encodings)
-		if !w.send(watch.Event{Type: watch.Added, Object: obj}) {
+		// The element's own wrapper: every watch starting with the current
+		// state shares its encodings, and so do the live ADDED events.
+		if !w.send(watch.Event{Type: watch.Added, Object: e.shared}) {
 			return
 		}
 	}

@@ -20,11 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
-	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"minicp/controlplane"
 )
@@ -71,8 +67,9 @@ func main() {
 var errUsage = errors.New("see minictl -h")
 
 // clientCommands open their own connections (to one etcd member, or to the
-// apiserver through a kubeconfig) instead of the shared etcd client.
-var clientCommands = map[string]func(ctx context.Context, endpoints, args []string, out io.Writer) error{
+// apiserver through a kubeconfig, by default the one in the data directory)
+// instead of the shared etcd client.
+var clientCommands = map[string]func(ctx context.Context, endpoints []string, dataDir string, args []string, out io.Writer) error{
 	"snapshot": snapshotCommand,
 	"relist":   relistCommand,
 	"informer": informerCommand,
@@ -95,20 +92,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if len(rest) > 0 {
 		if cmd, ok := clientCommands[rest[0]]; ok {
-			return cmd(ctx, endpoints, rest[1:], out)
+			return cmd(ctx, endpoints, *dataDir, rest[1:], out)
 		}
 	}
 	if len(rest) < 2 || (rest[0] != "etcd" && rest[0] != "lease") {
 		fs.Usage()
 		return errUsage
 	}
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
-		DialTimeout: 3 * time.Second,
-		Logger:      zap.NewNop(),
-	})
+	client, err := newEtcdClient(endpoints) // its error names the endpoints
 	if err != nil {
-		return fmt.Errorf("connecting to etcd at %s: %w", strings.Join(endpoints, ","), err)
+		return err
 	}
 	defer client.Close()
 	if rest[0] == "lease" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,16 +23,14 @@ import (
 	"minicp/relist"
 )
 
-// defaultKubeconfig is where `go run ./cmd/minicp` writes its kubeconfig.
-const defaultKubeconfig = "minicp-data/kubeconfig"
-
-// kubeconfigFlag registers --kubeconfig: $KUBECONFIG, else minicp's.
-func kubeconfigFlag(fs *flag.FlagSet) *string {
+// kubeconfigFlag registers --kubeconfig: $KUBECONFIG, else the one minicp
+// wrote in its data directory (minictl's --data-dir).
+func kubeconfigFlag(fs *flag.FlagSet, dataDir string) *string {
 	def := os.Getenv("KUBECONFIG")
 	if def == "" {
-		def = defaultKubeconfig
+		def = filepath.Join(dataDir, "kubeconfig")
 	}
-	return fs.String("kubeconfig", def, "kubeconfig of the apiserver (default $KUBECONFIG, else minicp's)")
+	return fs.String("kubeconfig", def, "kubeconfig of the apiserver (default $KUBECONFIG, else <data-dir>/kubeconfig)")
 }
 
 func newEtcdClient(endpoints []string) (*clientv3.Client, error) {
@@ -59,9 +58,9 @@ func quietClientGo() {
 
 // relistCommand runs `relist`: a relist storm against a running minicp,
 // with K informers cut off while N objects are written.
-func relistCommand(ctx context.Context, endpoints []string, args []string, out io.Writer) error {
+func relistCommand(ctx context.Context, endpoints []string, dataDir string, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("relist", flag.ContinueOnError)
-	kubeconfig := kubeconfigFlag(fs)
+	kubeconfig := kubeconfigFlag(fs, dataDir)
 	sc := relist.StormConfig{}
 	fs.IntVar(&sc.Informers, "informers", 5, "informers to cut off together (K)")
 	fs.IntVar(&sc.Existing, "existing", 500, "ConfigMaps present before the informers start: what a relist sends again")
@@ -69,7 +68,7 @@ func relistCommand(ctx context.Context, endpoints []string, args []string, out i
 	fs.IntVar(&sc.ObjectBytes, "object-bytes", 1024, "bytes of data in each ConfigMap")
 	fs.StringVar(&sc.Namespace, "namespace", "default", "namespace of the ConfigMaps")
 	fs.DurationVar(&sc.Disconnect, "disconnect", 10*time.Second, "how long the informers stay cut off")
-	compact := fs.Bool("compact", false, "compact etcd (--endpoints) right after the writes, whatever --etcd-compaction-interval says")
+	compact := fs.Bool("compact", false, "compact etcd (--etcd-endpoints, else the one in --data-dir) right after the writes, whatever --etcd-compaction-interval says")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -139,9 +138,9 @@ func describeCounts(c relist.Counts) string {
 // informerCommand runs `informer`: one informer on ConfigMaps, printing
 // every request its reflector makes, every change it applies and what its
 // store holds, until Ctrl-C.
-func informerCommand(ctx context.Context, _ []string, args []string, out io.Writer) error {
+func informerCommand(ctx context.Context, _ []string, dataDir string, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("informer", flag.ContinueOnError)
-	kubeconfig := kubeconfigFlag(fs)
+	kubeconfig := kubeconfigFlag(fs, dataDir)
 	namespace := fs.String("namespace", "default", "namespace of the ConfigMaps to watch")
 	if err := fs.Parse(args); err != nil {
 		return err

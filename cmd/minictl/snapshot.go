@@ -14,7 +14,7 @@ import (
 
 // snapshotCommand runs `snapshot save FILE` (from the first endpoint) and
 // `snapshot restore FILE --data-dir DIR [--bump-revision N --mark-compacted]`.
-func snapshotCommand(ctx context.Context, endpoints []string, args []string, out io.Writer) error {
+func snapshotCommand(ctx context.Context, endpoints []string, _ string, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("snapshot takes save or restore: %w", errUsage)
 	}
