@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/signal"
 
-
 	"minicp/controlplane"
 )
 
