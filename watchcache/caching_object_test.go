@@ -6,10 +6,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"minicp/registry"
 )
@@ -65,4 +67,40 @@ func encode(mediaType string, obj runtime.Object) ([]byte, error) {
 	var buf bytes.Buffer
 	err := registry.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(obj, &buf)
 	return buf.Bytes(), err
+}
+
+// Watches that start with the current state send each object as the
+// element's own wrapper, the one a LIST hands out too: its encodings are
+// made once for every such watch, not once per watcher.
+func TestWatchesFromTheCurrentStateShareEachObjectsEncodings(t *testing.T) {
+	h := startCache(t)
+	h.createNamespace("default")
+	h.createPod("default", "a", "node-1")
+	h.listPods("default", registry.ListOptions{}) // the cache has the pod
+	var objects []runtime.Object
+	for range 2 {
+		w, err := h.cache.Watch(h.ctx, podsRes, "default", registry.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev watch.Event
+		var ok bool
+		select { // not nextEvent, which unwraps
+		case ev, ok = <-w.ResultChan():
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event within 10s")
+		}
+		w.Stop()
+		if !ok || ev.Type != watch.Added {
+			t.Fatalf("first event: %v %v, want ADDED", ev, ok)
+		}
+		objects = append(objects, ev.Object)
+	}
+	shared, _, err := h.cache.ListShared(h.ctx, podsRes, "default", registry.ListOptions{ResourceVersion: "0"})
+	if err != nil || shared == nil || len(shared.Items) != 1 {
+		t.Fatalf("ListShared: %v %v", shared, err)
+	}
+	if item, _ := shared.Items[0].(runtime.Object); objects[0] != objects[1] || objects[0] != item {
+		t.Fatalf("the two watches and the LIST got different wrappers of pod a: %p %p %p", objects[0], objects[1], shared.Items[0])
+	}
 }
