@@ -1,8 +1,8 @@
 package apiserver
 
 // Admission: after a request is decoded and before storage acts on it, an
-// ordered chain of plugins may reject it (or, upstream, change it). Seed
-// section 5 names "the admission chain is too long" as one of the
+// ordered chain of plugins may reject it (or, upstream, change it). The triage
+// drill (M15, docs/MECHANISMS.md) names a long admission chain as one of the
 // apiserver-side answers to "why 504?": time spent here is neither etcd's
 // nor the cache's, and shows up in the admission phase of the request's
 // trace and in apiserver_admission_controller_admission_duration_seconds.

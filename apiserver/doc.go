@@ -1,6 +1,6 @@
 // Package apiserver is minicp's kube-apiserver: the HTTP layer between
-// Kubernetes clients and storage. Seed section 1 (mechanism M1, layering)
-// draws the path every request takes:
+// Kubernetes clients and storage. M1, layering (docs/MECHANISMS.md),
+// is the path every request takes:
 //
 //	kubectl / client-go / kubelet-sim
 //	        |  REST: /api/v1/..., /apis/<group>/<version>/...; JSON, YAML or protobuf
@@ -39,8 +39,8 @@
 //     recovery, the request deadline (504 when exceeded), metrics, -v=2
 //     request logs, and the phases of the request (authentication,
 //     admission, storage, cache wait, etcd, encoding), logged when it is
-//     slow and returned in the Minicp-Phases header when asked (seed
-//     section 5: is the apiserver slow, or etcd?).
+//     slow and returned in the Minicp-Phases header when asked (M15,
+//     triage: is the apiserver slow, or etcd?).
 //
 // Discovery, OpenAPI, tables, health and metrics live in their own files
 // (discovery.go, openapi.go, table.go, health.go, metrics.go); server.go

@@ -58,7 +58,7 @@ func startWithEtcd(t *testing.T) (*testServer, *clientv3.Client) {
 	return ts, etcd.Client()
 }
 
-// Seed section 1 (M1) and 2 (M4): client-go, in JSON and protobuf, drives
+// M1 and M4: client-go, in JSON and protobuf, drives
 // every verb through the apiserver into etcd; each write's resourceVersion
 // is its transaction's revision, and a watch reports exactly those writes.
 func TestClientGoAgainstTheEtcdStore(t *testing.T) {
@@ -156,7 +156,7 @@ func TestInformerSyncsThroughTheApiserver(t *testing.T) {
 	})
 }
 
-// Seed section 2 (M6): a watch from a compacted revision gets one ERROR
+// M6: a watch from a compacted revision gets one ERROR
 // event with 410 Expired.
 func TestWatchFromACompactedRevisionGetsExpired(t *testing.T) {
 	ts, etcd := startWithEtcd(t)

@@ -15,7 +15,7 @@ type alarmError struct{}
 func (alarmError) Error() string        { return "etcd alarm NOSPACE on member 1" }
 func (alarmError) PublicReason() string { return "etcd alarm NOSPACE on member 1" }
 
-// Series part 12 (M17): /readyz names etcd's NOSPACE alarm instead of
+// M17: /readyz names etcd's NOSPACE alarm instead of
 // withholding the reason, even when the error is wrapped.
 func TestReadyzShowsAPublicReasonInsteadOfWithholdingIt(t *testing.T) {
 	srv := httptest.NewServer(newHealthHandler(func(context.Context) error {

@@ -13,7 +13,7 @@ import (
 
 // Request metrics carry upstream's names, labels and buckets, so the
 // queries and dashboards written for kube-apiserver work here unchanged. In
-// the triage labs (seed section 5) they answer "is the apiserver slow, or
+// the triage labs (M15) they answer "is the apiserver slow, or
 // etcd?" next to etcd's own metrics, which live in the same registry and
 // come out of the same /metrics page.
 
@@ -45,7 +45,7 @@ var watchListDurationBuckets = []float64{0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0
 // and they all add to the same series, as several handlers of one
 // kube-apiserver would.
 //
-// What a relist costs (seed section 2, M6) shows in the others: a LIST's
+// What a relist costs (M6) shows in the others: a LIST's
 // bytes in apiserver_response_sizes, a streaming relist (watch-list, the
 // informers' default) in apiserver_watch_list_duration_seconds (one sample
 // per initial state delivered) and its bytes in apiserver_watch_events_sizes.

@@ -21,7 +21,7 @@ func histogramState(t *testing.T, o prometheus.Observer) (uint64, float64) {
 	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
 }
 
-// Seed section 2 (M6): what a relist costs is visible in the metrics —
+// M6: what a relist costs is visible in the metrics —
 // a LIST's bytes in apiserver_response_sizes; a watch-list's initial state
 // in apiserver_watch_list_duration_seconds and its bytes, event by event,
 // in apiserver_watch_events_sizes.

@@ -1,6 +1,6 @@
 package apiserver
 
-// Where did the time go (seed section 5, M9 and M15)? Every request
+// Where did the time go (M9 and M15)? Every request
 // carries a reqtrace.Trace in its context; the phases are marked where
 // they run: authentication here, admission in admission.go, storage around
 // the registry calls in rest.go, etcd in the registry's client, cache wait

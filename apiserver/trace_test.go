@@ -44,7 +44,7 @@ func phaseIn(t *testing.T, text, phase string) time.Duration {
 	return d
 }
 
-// Seed section 5: where did the time of a slow request go?
+// M15: where did the time of a slow request go?
 func TestASlowRequestLogsOneLineWithItsPhases(t *testing.T) {
 	ts := startAdmissionServer(t,
 		func(c *Config) { c.SlowRequestThreshold = 50 * time.Millisecond },

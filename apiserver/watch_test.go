@@ -122,7 +122,7 @@ func nextEvent(t *testing.T, w watch.Interface) watch.Event {
 }
 
 // An ERROR event carries a Status, e.g. 410 Expired when the watch's start
-// revision has been compacted (seed section 2, M6), which client-go
+// revision has been compacted (M6), which client-go
 // decodes for the reflector to relist.
 func TestWatchErrorEventsCarryAStatus(t *testing.T) {
 	store := newFakeStore()

@@ -2,7 +2,7 @@
 // plane: an etcd (embedded, or an existing cluster named by --etcd-servers),
 // the etcd-backed registry, and the apiserver in front of it.
 //
-// It is the layering of seed section 1 made concrete, in start-up order:
+// It is the layering of M1 (docs/MECHANISMS.md) made concrete, in start-up order:
 //
 //	etcd  <-  registry (keys, codec, resourceVersion = mod revision)  <-  apiserver (HTTP)
 //
@@ -14,7 +14,7 @@
 // while etcd has an alarm raised, naming it (alarms.go). RestoreSnapshot
 // (restore.go) lays a restored etcd member out where Start looks for it.
 //
-// Once the apiserver serves, it starts the node side of seed section 4
+// Once the apiserver serves, it starts the node side, M11 and M12
 // (nodes.go): the node lifecycle controller and --simulated-nodes
 // heartbeating kubelets (package lease), both ordinary clients of the
 // apiserver; with --node-lease-etcd-binding each Node Lease key is bound to

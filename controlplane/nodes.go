@@ -15,7 +15,7 @@ import (
 	"minicp/registry"
 )
 
-// NodesConfig is the node side of minicp (seed section 4): simulated
+// NodesConfig is the node side of minicp (M11, M12): simulated
 // kubelets heartbeating in-process, the node lifecycle controller, and
 // whether Node Lease keys are bound to etcd leases.
 type NodesConfig struct {

@@ -1,6 +1,6 @@
 package controlplane
 
-// The triage pieces of the control plane (seed sections 1, 3 and 5;
+// The triage pieces of the control plane (M3, M9, M10 and M15;
 // docs/labs/08-triage.md, 09-read-consistency.md, 10-events-etcd.md):
 //
 //   - events on their own etcd (M10): --etcd-servers-overrides=/events#URL

@@ -38,7 +38,7 @@ func createConfigMap(t *testing.T, s *framework.Stack, name string) *corev1.Conf
 	return cm
 }
 
-// Seed section 2 (M6): the apiserver compacts etcd on its own, every
+// M6: the apiserver compacts etcd on its own, every
 // --etcd-compaction-interval, recording each round in compact_rev_key; a
 // watch from before the compacted revision then gets 410 Gone (with the
 // watch cache off, the history it resumes from is etcd's).

@@ -43,7 +43,7 @@ func countKeys(t *testing.T, c *clientv3.Client, prefix string) int64 {
 	return resp.Count
 }
 
-// Seed section 3 (M10): with --embedded-events-etcd, event keys (and their
+// M10: with --embedded-events-etcd, event keys (and their
 // leases) live in the second etcd only; the API serves them as before.
 func TestEventKeysLandOnlyInTheEventsEtcd(t *testing.T) {
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.Triage.EmbeddedEventsEtcd = true }})

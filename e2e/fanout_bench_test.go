@@ -35,7 +35,7 @@ const (
 	fanOutDuration = 10 * time.Second
 )
 
-// BenchmarkWatchFanOut measures seed section 3's claim (M8) on this
+// BenchmarkWatchFanOut measures M8's claim (one etcd watch, many clients) on this
 // machine: N clients watch pods while 100 pods/s are created, and the
 // benchmark reports the events delivered per second, the delay from each
 // write's response to its delivery at the last watcher (p50, p99, max), and

@@ -62,7 +62,7 @@ func keyLeaseID(ctx context.Context, t *testing.T, c *clientv3.Client, key strin
 	return clientv3.LeaseID(resp.Kvs[0].Lease)
 }
 
-// Seed section 4 (M13): KeepAlive is not a Raft write, so a new etcd
+// M13: KeepAlive is not a Raft write, so a new etcd
 // leader restarts every lease's countdown from its full TTL, unless the old
 // leader checkpointed the remaining TTL. Checkpoints only cover leases
 // whose remaining TTL exceeds the checkpoint interval: at etcd's fixed 5
@@ -129,7 +129,7 @@ func checkTTL(t *testing.T, what string, after, before, full int64, reset bool) 
 	}
 }
 
-// Seed section 4 (M12, M13): a dead node's Lease key is deleted when its
+// M12, M13: a dead node's Lease key is deleted when its
 // etcd lease runs out. A leader change in between restarts the countdown
 // unless it was checkpointed, so the key outlives the node by up to a
 // whole extra TTL.

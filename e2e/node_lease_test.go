@@ -103,7 +103,7 @@ func waitReady(t *testing.T, s *framework.Stack, name string, status corev1.Cond
 	return node, time.Now()
 }
 
-// Seed section 4 (M11): a node whose kubelet stops goes Ready=Unknown with
+// M11: a node whose kubelet stops goes Ready=Unknown with
 // upstream's reason once its Lease has not been renewed for the grace
 // period, gets the unreachable taints, and is Ready without them once its
 // kubelet is back. Upstream's Node Lease keys are plain (no etcd binding),
@@ -141,7 +141,7 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 	})
 }
 
-// Seed section 4 (M12): with minicp's etcd binding, a dead node's Lease
+// M12: with minicp's etcd binding, a dead node's Lease
 // key is deleted by etcd when its TTL (leaseDurationSeconds) runs out after
 // the last renewal; watchers see DELETED, and the controller marks the node
 // long before its grace period would.
@@ -301,7 +301,7 @@ func TestAStoppedAgentLeavesNoGoroutinesRunning(t *testing.T) {
 	t.Logf("goroutines: %d before, %d with 100 nodes running, %d after Stop", before, during, after)
 }
 
-// Seed section 4 (M11): minicp's own simulated nodes are registered, Ready
+// M11: minicp's own simulated nodes are registered, Ready
 // and heartbeating by the time Start returns, each with its Lease.
 func TestSimulatedNodesAreReadyWhenMinicpIs(t *testing.T) {
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {

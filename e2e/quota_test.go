@@ -65,7 +65,7 @@ func (f *quotaFiller) fill(t *testing.T, s *framework.Stack) error {
 	return nil
 }
 
-// Series part 12 (M17): past --quota-backend-bytes etcd raises NOSPACE.
+// M17: past --quota-backend-bytes etcd raises NOSPACE.
 // Writes get a 500 carrying etcd's message and the way out; /readyz names
 // the alarm; reads and watches go on. Compact, defragment and disarm let
 // writes in again, and no acknowledged write is lost.

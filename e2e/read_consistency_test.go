@@ -17,7 +17,7 @@ import (
 	"minicp/e2e/framework"
 )
 
-// Seed section 1 (M3): on three members with two stopped, a quorum read
+// M3: on three members with two stopped, a quorum read
 // (GET resourceVersion="") fails with a 504 Timeout once its timeout
 // passes, while a read that accepts staleness (resourceVersion=0) is
 // answered, as is a serializable etcd read on the surviving member; a

@@ -33,7 +33,7 @@ const (
 	stormObjectBytes = 512
 )
 
-// Seed section 2 (M6) and 3 (M8): informers away for longer than the
+// M6 and M8: informers away for longer than the
 // history they resume from come back to 410 Gone and fetch the whole state
 // again; away for less, they get only what they missed. Without the watch
 // cache that history is etcd's, cut by compaction; with it, it is the

@@ -11,7 +11,7 @@ import (
 	"minicp/e2e/framework"
 )
 
-// Seed section 2 (M4): resourceVersion is the key's mod revision, not its
+// M4: resourceVersion is the key's mod revision, not its
 // create revision, and a write returns the revision of its own transaction.
 func TestResourceVersionIsModRevisionNotCreateRevision(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
@@ -51,7 +51,7 @@ func TestResourceVersionIsModRevisionNotCreateRevision(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M4): an update carrying an old resourceVersion is a failed
+// M4: an update carrying an old resourceVersion is a failed
 // compare-and-swap: 409 Conflict, and etcd keeps the newer value.
 func TestStaleUpdateIsRejectedWithConflictAndLeavesEtcdUnchanged(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
@@ -102,7 +102,7 @@ func TestSecondCreateOfSameNameIsAlreadyExists(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M7): revisions are global, so one object's
+// M7: revisions are global, so one object's
 // resourceVersion moves when other objects are written; comparing the
 // resourceVersions of two objects says nothing about either.
 func TestResourceVersionsOfDifferentObjectsShareOneGlobalCounter(t *testing.T) {

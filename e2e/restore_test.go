@@ -60,7 +60,7 @@ func configMapOps(t *testing.T, s *framework.Stack) (create func(string) string,
 	return create, update, del
 }
 
-// Seed section 5 (M16): an informer synced at revision X; etcd restored
+// M16: an informer synced at revision X; etcd restored
 // from an older snapshot. Without a revision bump the next writes reuse
 // revisions at or below X: the informer, resuming from X, silently misses
 // them and keeps objects etcd no longer has. With --bump-revision past X and

@@ -21,7 +21,7 @@ func nginxPod(name string) *corev1.Pod {
 	}
 }
 
-// Seed section 1 (M2): the apiserver stores protobuf-encoded opaque bytes
+// M2: the apiserver stores protobuf-encoded opaque bytes
 // under /registry/pods/<namespace>/<name>.
 func TestPodIsStoredUnderRegistryKeyAsProtobufEnvelope(t *testing.T) {
 	s := framework.Start(t, framework.Options{})

@@ -103,7 +103,7 @@ var (
 	faultAdmission   = map[string]string{"name": faults.AdmissionPluginName}
 )
 
-// Seed section 5, the flowchart's "No" branch (M15): the apiserver is slow,
+// M15, the triage drill's "No" branch: the apiserver is slow,
 // etcd is not. apiserver_request_duration_seconds grows by the injected
 // admission delay; etcd_request_duration_seconds stays flat.
 func TestSlowAdmissionMovesApiserverLatencyAndLeavesEtcdFlat(t *testing.T) {
@@ -219,7 +219,7 @@ func TestAnAdmissionDelayPastTheTimeoutIsA504(t *testing.T) {
 	}
 }
 
-// Seed section 3: "etcd healthy but the apiserver's LIST times out" — the
+// M9: "etcd healthy but the apiserver's LIST times out" — the
 // watch cache is behind (its etcd watch is held back) and a consistent
 // LIST waits for it. etcd's request durations stay flat; the cache's read
 // wait grows.

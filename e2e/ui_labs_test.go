@@ -25,7 +25,7 @@ import (
 // page shows it as minicp's endpoints report it, and saves the picture the
 // lab embeds (MINICP_UI_SCREENSHOTS=docs/labs/img regenerates them).
 
-// Seed sections 2 and 3 (M6, M8), lab 03: a small pods window moves on; a
+// M6, M8, lab 03: a small pods window moves on; a
 // watch from before it gets 410 although etcd still has the history.
 func TestLivePageDuringTheWatchCacheLab(t *testing.T) {
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
@@ -49,7 +49,7 @@ func TestLivePageDuringTheWatchCacheLab(t *testing.T) {
 	page.screenshot(filepath.Join(screenshotDir(t), "03-watch-cache-live.png"))
 }
 
-// Seed section 4 (M11, M12), lab 05: a node that stops renewing is marked
+// M11, M12, lab 05: a node that stops renewing is marked
 // Unknown after the grace period, while its Lease key's etcd lease still
 // counts down.
 func TestLivePageDuringTheNodeLeaseLab(t *testing.T) {
@@ -83,7 +83,7 @@ func TestLivePageDuringTheNodeLeaseLab(t *testing.T) {
 	page.screenshot(filepath.Join(screenshotDir(t), "05-node-lease-live.png"))
 }
 
-// Seed section 4 (M13), lab 06: KeepAlive is not a Raft write; with lease
+// M13, lab 06: KeepAlive is not a Raft write; with lease
 // checkpointing off, moving the etcd leader restarts the silent node's
 // lease TTL at its full granted value.
 func TestLivePageDuringTheLeaseCheckpointLab(t *testing.T) {
@@ -126,7 +126,7 @@ func TestLivePageDuringTheLeaseCheckpointLab(t *testing.T) {
 	page.screenshot(filepath.Join(screenshotDir(t), "06-lease-checkpoint-live.png"))
 }
 
-// Seed section 2 and series part 12 (M6, M17), lab 10: etcd compacted
+// M6, M17, lab 10: etcd compacted
 // past a revision the pods window still holds: the cache replays it, etcd
 // alone could not.
 func TestLivePageDuringTheCompactionLab(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 	"minicp/watchcache"
 )
 
-// The live page (/ui/) shows seed sections 2-5 in one picture. These tests
+// The live page (/ui/) shows M5, M6, M8 and M11-M14 in one picture. These tests
 // drive it in headless Chromium and hold it to what minicp's /debug
 // endpoints, etcd and the API report at the same moment.
 
@@ -70,7 +70,7 @@ func waitDrawn(t *testing.T, p *browserPage, n int) {
 	})
 }
 
-// Seed sections 2-5: the page's numbers are minicp's numbers. Its current
+// M5, M6, M8, M11-M14: the page's numbers are minicp's numbers. Its current
 // revision is /debug/etcd's and etcd's own, a node's Ready state is the
 // API's, a cache window is /debug/watchcache's, the explainer's verdict is
 // the cache's; writes move the page; a minicp that stops answering is
@@ -133,7 +133,7 @@ func pageAgreesWithMinicp(ctx context.Context, t *testing.T, s *framework.Stack,
 			pageInt(page, `tr[data-resource="pods"] [data-field="rv"]`) == rs.ResourceVersion
 	})
 
-	// Seed section 2 (M6): before the window, 410; the page says what the cache says.
+	// M6: before the window, 410; the page says what the cache says.
 	askExplain(t, page, "pods", "1")
 	want := getView[watchcache.WatchExplanation](t, s, "/debug/watchcache/pods/explain?resourceVersion=1")
 	if got := explainOutcome(page); want.Outcome != watchcache.OutcomeExpired || got != want.Outcome {

@@ -18,7 +18,7 @@ import (
 	"minicp/e2e/framework"
 )
 
-// Seed section 2 (M5): a watch delivers every change after its start
+// M5: a watch delivers every change after its start
 // revision, in revision order, without loss or duplicates.
 func TestWatchDeliversEveryEventInRevisionOrder(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
@@ -90,7 +90,7 @@ func TestWatchDeliversEveryEventInRevisionOrder(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M6): once the start revision is compacted away the watch
+// M6: once the start revision is compacted away the watch
 // cannot catch up; the client gets an ERROR event with 410 Expired and must
 // relist. This is etcd's answer, so the watch cache is off here: with it on,
 // the same watch is served from the cache's window until the window moves

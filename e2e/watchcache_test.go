@@ -75,7 +75,7 @@ func cacheStatus(t *testing.T, s *framework.Stack, resource string) watchcache.R
 	return rs
 }
 
-// Seed section 3 (M8): however many clients watch pods, etcd serves one
+// M8: however many clients watch pods, etcd serves one
 // watch for pods: the cache's. Each client still gets every event, in
 // order. With the cache off, each client watch is an etcd watch.
 func TestAThousandPodWatchersCostOneEtcdWatcher(t *testing.T) {
@@ -180,7 +180,7 @@ func expectResourceVersions(w watch.Interface, want []string, who string) error 
 	return nil
 }
 
-// Seed section 3 (M8): a client that stops reading is cut off once its
+// M8: a client that stops reading is cut off once its
 // buffer (and the TCP buffers before it) fill up; a client that keeps up
 // gets every event while it happens.
 func TestASlowWatcherIsEndedWhileAFastOneKeepsUp(t *testing.T) {
@@ -312,7 +312,7 @@ func TestAnInformerSyncsFromTheCacheInWatchListModeAndSeesEveryChange(t *testing
 	}
 }
 
-// Seed section 3 (lab 04): a LIST at resourceVersion 0 takes whatever the
+// M8 (lab 04): a LIST at resourceVersion 0 takes whatever the
 // cache holds, and a cache that is behind answers with old data; a LIST
 // without resourceVersion is consistent, from the cache once it has caught
 // up with etcd, or from etcd when it cannot.

@@ -70,7 +70,7 @@ func TestStatusOfAgreesWithTheInProcessStatus(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M12): a key bound to a lease shows the lease and its
+// M12: a key bound to a lease shows the lease and its
 // countdown; a plain key shows none; a missing key is not found; a revoked
 // lease shows TTL -1.
 func TestKeyLeasesShowsEachKeysLeaseAndItsRemainingTTL(t *testing.T) {

@@ -6,7 +6,7 @@
 // client can talk to it. It does what embed.StartEtcd does, in the open and
 // without embed's limits: every server knob is reachable, including the
 // lease checkpoint interval that embed fixes at 5 minutes. That knob makes
-// seed section 4 (M13) tangible: KeepAlive is not a Raft write, so a new
+// M13 tangible: KeepAlive is not a Raft write, so a new
 // leader restarts each lease's TTL unless the old one checkpointed it, and
 // only leases whose remaining TTL exceeds the interval are checkpointed. The
 // same cluster serves the compaction, quota and read-path labs (M3, M14,
@@ -24,7 +24,7 @@
 // # Maintenance and snapshots
 //
 // maintenance.go and snapshot.go work through any etcd client, so minictl
-// uses them against a running minicp (series part 12, M17; seed section 5,
+// uses them against a running minicp (M17,
 // M16): Compact and CompactKeep drop history below a revision (refusing a
 // revision etcd has not reached, or one it is compacted to already);
 // Defragment gives the freed pages back, member by member; ListAlarms and

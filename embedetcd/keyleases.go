@@ -2,8 +2,8 @@ package embedetcd
 
 // Which etcd lease a key is bound to, and how long that lease has left:
 // `etcdctl get --write-out=json` for the lease ID, then `etcdctl lease
-// timetolive` for the countdown, for many keys at once. Seed section 4
-// (M12, M13): minicp binds each Node Lease key to an etcd lease, and these
+// timetolive` for the countdown, for many keys at once. M12 and
+// M13: minicp binds each Node Lease key to an etcd lease, and these
 // are the TTLs a leader change resets when checkpointing is off.
 
 import (

@@ -20,7 +20,7 @@ func TestLeaseCheckpointIntervalReachesTheServer(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M13): KeepAlive is not a Raft write, so a new leader
+// M13: KeepAlive is not a Raft write, so a new leader
 // restarts every lease's countdown from its full TTL, unless the old leader
 // checkpointed the remaining TTL through Raft. etcd only checkpoints leases
 // whose remaining TTL exceeds the checkpoint interval, which embed fixes at

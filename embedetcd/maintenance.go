@@ -1,6 +1,6 @@
 package embedetcd
 
-// This file holds the maintenance operations of series part 12 (M17), as
+// This file holds the maintenance operations of M17, as
 // plain functions over an etcd client so that they work against any etcd,
 // embedded or not, from minicp's own process or from minictl:
 //

@@ -26,7 +26,7 @@ func putN(t *testing.T, client *clientv3.Client, prefix string, n, size int) int
 	return rev
 }
 
-// Series part 12 (M17): compaction drops the history below a revision;
+// M17: compaction drops the history below a revision;
 // the revision itself and everything after stays readable.
 func TestCompactKeepLeavesExactlyTheLastRevisionsReadable(t *testing.T) {
 	c := startCluster(t, testConfig(t))
@@ -85,7 +85,7 @@ func TestCompactRefusesFutureAndCompactedRevisionsAndChangesNothing(t *testing.T
 	}
 }
 
-// Series part 12 (M17): past the quota etcd raises NOSPACE and refuses
+// M17: past the quota etcd raises NOSPACE and refuses
 // writes; compacting, defragmenting and disarming lets them in again, and
 // every write it had acknowledged is still there.
 func TestNoSpaceAlarmClearsAfterCompactDefragAndDisarm(t *testing.T) {

@@ -78,7 +78,7 @@ func TestStatusReportsMembersLeaderTermRevisionsAndSizes(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M13) relies on this: move-leader makes another member
+// M13 relies on this: move-leader makes another member
 // leader in a new term.
 func TestMoveLeaderMakesTheNamedMemberLeaderInANewTerm(t *testing.T) {
 	c := startThree(t)

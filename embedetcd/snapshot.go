@@ -1,6 +1,6 @@
 package embedetcd
 
-// This file saves and restores snapshots (seed section 5, M16). A snapshot
+// This file saves and restores snapshots (M16). A snapshot
 // is one member's bbolt database streamed over the Maintenance API, with a
 // sha256 of its contents appended. Restoring it builds a fresh data
 // directory for a new one-member cluster holding the same keys at the same

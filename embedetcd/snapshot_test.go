@@ -29,7 +29,7 @@ func saveTestSnapshot(t *testing.T) (string, int64) {
 	return path, rev
 }
 
-// Seed section 5 (M16): a restored etcd starts at the snapshot's revision,
+// M16: a restored etcd starts at the snapshot's revision,
 // or, with --bump-revision and --mark-compacted, past it with all history
 // below the new revision compacted.
 func TestRestoredMemberStartsAtTheSnapshotRevisionOrPastItWhenBumped(t *testing.T) {

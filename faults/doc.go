@@ -1,5 +1,5 @@
-// Package faults injects latency and errors where seed section 5's
-// flowchart looks for them, so that a learner can make the apiserver slow
+// Package faults injects latency and errors where the triage
+// drill (M15) looks for them, so that a learner can make the apiserver slow
 // on purpose and then tell from the metrics which side is to blame
 // (M9, M15):
 //

@@ -11,7 +11,7 @@ import (
 
 // Members is an etcd cluster whose members can be stopped as a crash would
 // stop them and started again (embedetcd.Cluster): the read-consistency
-// lab (seed section 1, M3) takes quorum away with it.
+// lab (M3) takes quorum away with it.
 type Members interface {
 	StopMember(name string) error
 	RestartMember(ctx context.Context, name string) error

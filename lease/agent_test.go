@@ -130,7 +130,7 @@ func getNode(t *testing.T, cs *fake.Clientset, name string) *corev1.Node {
 	return n
 }
 
-// Seed section 4 (M11): each node registers a Ready Node and a Lease in
+// M11: each node registers a Ready Node and a Lease in
 // kube-node-lease held by it, with upstream's 40 s duration.
 func TestAgentRegistersReadyNodesAndTheirLeases(t *testing.T) {
 	cs, clk := fake.NewClientset(), clocktesting.NewFakeClock(t0)
@@ -158,7 +158,7 @@ func TestAgentRegistersReadyNodesAndTheirLeases(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M11): renewals come every leaseDuration/4 (0-4% late)
+// M11: renewals come every leaseDuration/4 (0-4% late)
 // and write from the last Lease written: no GET once the lease is known.
 func TestRenewalsComeEveryQuarterOfTheDurationWithoutAGet(t *testing.T) {
 	cs, clk := fake.NewClientset(), clocktesting.NewFakeClock(t0)

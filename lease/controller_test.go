@@ -105,7 +105,7 @@ func heartbeatingNode(name string) (*corev1.Node, *coordinationv1.Lease) {
 	return node, newLease(node, DefaultLeaseDuration, t0)
 }
 
-// Seed section 4 (M11): a node whose lease is renewed stays Ready; once it
+// M11: a node whose lease is renewed stays Ready; once it
 // is not renewed for the grace period (50 s), Ready becomes Unknown with
 // upstream's reason and message, and the unreachable taints appear.
 func TestANodeWhoseLeaseStopsBeingRenewedBecomesUnknownAfterTheGracePeriod(t *testing.T) {
@@ -148,7 +148,7 @@ func TestANodeWhoseLeaseStopsBeingRenewedBecomesUnknownAfterTheGracePeriod(t *te
 	}
 }
 
-// Seed section 4 (M12): with the etcd binding, a dead node's Lease key is
+// M12: with the etcd binding, a dead node's Lease key is
 // deleted by etcd when its TTL runs out; the controller takes a deleted
 // lease as a dead node at the next pass, grace period or not.
 func TestADeletedLeaseMarksTheNodeUnknownAtTheNextPass(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package lease makes Node heartbeats tangible (seed section 4, M11-M14):
+// Package lease makes Node heartbeats tangible (M11-M14):
 // the kubelet side that keeps a Lease per node alive, and the control-plane
 // side that notices when one stops.
 //

@@ -2,7 +2,7 @@
 // kube-controller-manager that makes `kubectl delete namespace` finish.
 //
 // Deleting a namespace is a conversation between the apiserver and this
-// controller (seed section 1: clients, not etcd, give objects their
+// controller (M1: clients, not etcd, give objects their
 // lifecycle; every step below is an ordinary API request):
 //
 //  1. DELETE /api/v1/namespaces/lab: the apiserver stamps the namespace's

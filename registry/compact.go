@@ -1,6 +1,6 @@
 package registry
 
-// This file is the apiserver's own etcd compactor (seed section 2, M6; series
+// This file is the apiserver's own etcd compactor (M6; series
 // part 12, M17). etcd keeps every revision of every key until someone
 // compacts; kube-apiserver does it itself, every --etcd-compaction-interval
 // (5 minutes by default), independently of etcd's --auto-compaction-*.

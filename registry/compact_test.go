@@ -50,7 +50,7 @@ func compactedRevision(t *testing.T, client *clientv3.Client) int64 {
 	return rev
 }
 
-// Seed section 2 (M6): two apiservers on one etcd compact once per round
+// M6: two apiservers on one etcd compact once per round
 // between them, each round to the revision the winner saw one round
 // earlier; the loser learns from compact_rev_key what was compacted.
 func TestTwoCompactorsOnOneEtcdCompactOncePerRound(t *testing.T) {

@@ -8,8 +8,8 @@
 // the one that last modified it. The object's resourceVersion is that mod
 // revision, and writes are compare-and-swap transactions on it: this is how
 // Kubernetes gets optimistic concurrency, ordered watches and consistent
-// paged lists out of etcd without a single lock. It makes seed sections 1
-// and 2 tangible: storage layout and opaque bytes (M2), resourceVersion =
+// paged lists out of etcd without a single lock. It makes these
+// mechanisms tangible: storage layout and opaque bytes (M2), resourceVersion =
 // mod revision and 409 on a stale update (M4), and, by showing where a
 // resourceVersion comes from, why comparing the versions of two different
 // objects means nothing (M7).
@@ -40,7 +40,7 @@
 // Options.EventTTL, as with kube-apiserver's --event-ttl; leases are shared
 // by the writes of a short window, as upstream's lease manager does (see
 // lease.go). Keys that Options.KeyTTL gives a TTL (minicp's Node Leases,
-// seed section 4, M12) each get an etcd lease of their own: every write
+// M12) each get an etcd lease of their own: every write
 // reuses it and sends one KeepAlive, so the key vanishes TTL after its last
 // write (see keylease.go).
 //
@@ -68,7 +68,7 @@
 // kube-apiserver's --etcd-servers-overrides) to their own cluster, passes
 // Options.Faults first (the triage labs' slow etcd), and times each request
 // into etcd_request_duration_seconds{operation,type} and the request's
-// trace (package reqtrace): seed section 5's "is etcd slow, as the
+// trace (package reqtrace): M15's "is etcd slow, as the
 // apiserver sees it?" (metrics.go).
 //
 // The watch cache (package watchcache) implements Interface too and serves

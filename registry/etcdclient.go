@@ -6,7 +6,7 @@ package registry
 //
 //  1. route it to the etcd cluster that holds its key: keys under an
 //     overridden prefix ("/registry/events/" with
-//     --etcd-servers-overrides=/events#URL, seed section 3, M10) go to
+//     --etcd-servers-overrides=/events#URL, M10) go to
 //     that cluster, everything else to the main one;
 //  2. ask the fault hook first, which may delay or fail it (the triage
 //     labs' slow etcd, M9 and M15);
@@ -37,7 +37,7 @@ import (
 )
 
 // EtcdOp is the kind of etcd request a fault is injected on: the axes the
-// seed's flowchart names once the apiserver is known to wait for etcd.
+// triage drill (M15) names once the apiserver is known to wait for etcd.
 type EtcdOp string
 
 // The etcd request kinds the fault hook sees.

@@ -37,7 +37,7 @@ func etcdRequests(t *testing.T, operation, typ string) float64 {
 	return metricValue(t, storageMetrics.total.WithLabelValues(operation, typ))
 }
 
-// Seed section 5: etcd_request_duration_seconds{operation,type} around every
+// M15: etcd_request_duration_seconds{operation,type} around every
 // etcd request, named as upstream's storage names them.
 func TestEveryEtcdRequestIsMeasuredUnderUpstreamOperationNames(t *testing.T) {
 	s, _ := newTestStore(t, Options{})
@@ -173,7 +173,7 @@ func TestAFailingWatchHookEndsTheWatch(t *testing.T) {
 	}
 }
 
-// Seed section 3 (M10): with an override, events live in their own etcd:
+// M10: with an override, events live in their own etcd:
 // their keys, revisions and leases are there, and nowhere else.
 func TestOverriddenEventsLiveOnlyInTheirOwnCluster(t *testing.T) {
 	main, eventsClient := startEtcd(t), startEtcd(t)

@@ -1,7 +1,7 @@
 package registry
 
 // Keys bound to their own etcd lease (Options.KeyTTL): minicp's Node Lease
-// binding, seed section 4 (M12).
+// binding, M12.
 //
 // A key that KeyTTL gives a TTL is bound to an etcd lease of its own,
 // granted with exactly that TTL. A write of the key reuses the lease the key

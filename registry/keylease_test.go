@@ -80,7 +80,7 @@ func timeToLive(t *testing.T, client *clientv3.Client, id clientv3.LeaseID) *cli
 	return resp
 }
 
-// Seed section 4 (M12): each Node Lease key holds an etcd lease of its
+// M12: each Node Lease key holds an etcd lease of its
 // own, granted with the Lease's leaseDurationSeconds.
 func TestKeyTTLBindsEachKeyToAnEtcdLeaseOfItsOwn(t *testing.T) {
 	s, client := newKeyLeaseStore(t)
@@ -103,7 +103,7 @@ func TestKeyTTLBindsEachKeyToAnEtcdLeaseOfItsOwn(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M12): a renewal is one write that keeps the key on the
+// M12: a renewal is one write that keeps the key on the
 // same etcd lease, plus a KeepAlive that restarts its countdown.
 func TestRenewalKeepsTheEtcdLeaseAndRestartsItsCountdown(t *testing.T) {
 	s, client := newKeyLeaseStore(t)
@@ -147,7 +147,7 @@ func TestAChangedLeaseDurationMovesTheKeyToANewEtcdLease(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M12): when the writes stop, etcd deletes the key once the
+// M12: when the writes stop, etcd deletes the key once the
 // lease runs out, and watchers see DELETED; the next write recreates it.
 func TestAnExpiredKeyIsDeletedAndTheNextWriteRecreatesItOnANewLease(t *testing.T) {
 	s, client := newKeyLeaseStore(t)

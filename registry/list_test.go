@@ -34,7 +34,7 @@ func podNames(list *corev1.PodList) []string {
 	return names
 }
 
-// Seed section 2: a list's resourceVersion is the revision of the read, not
+// M4, M7: a list's resourceVersion is the revision of the read, not
 // that of any item.
 func TestListResourceVersionIsHeaderRevision(t *testing.T) {
 	s, client := newTestStore(t, Options{})
@@ -105,7 +105,7 @@ func TestListPagesAreReadAtTheFirstPageRevision(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M6): a continue token whose revision was compacted is 410,
+// M6: a continue token whose revision was compacted is 410,
 // with a token to go on at the current revision.
 func TestContinueAfterCompactionIsExpired(t *testing.T) {
 	s, client := newTestStore(t, Options{})

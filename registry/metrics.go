@@ -1,7 +1,7 @@
 package registry
 
-// Storage metrics under upstream's names and labels, so that the seed's
-// triage question (section 5: "is the etcd request slow in the apiserver's
+// Storage metrics under upstream's names and labels, so that the
+// triage question (M15: "is the etcd request slow in the apiserver's
 // metrics?") is answered on minicp by the same query as on a real cluster:
 //
 //	histogram_quantile(0.99, rate(etcd_request_duration_seconds_bucket[1m]))

@@ -1,6 +1,6 @@
 package registry
 
-// Namespace deletion as a real cluster does it (seed section 1: the
+// Namespace deletion as a real cluster does it (M1: the
 // apiserver and its controllers, not etcd, give objects their lifecycle):
 //
 //  1. A new namespace gets the "kubernetes" finalizer in spec.finalizers.

@@ -1,7 +1,7 @@
 package registry
 
 // This file is the only place where a resourceVersion is turned into an etcd
-// revision or back (seed section 2, mechanism M4):
+// revision or back (M4):
 //
 //   - an object's resourceVersion is its key's mod revision (the revision of
 //     the last write to the key), not its create revision;

@@ -46,7 +46,7 @@ type Options struct {
 	// catch up before failing with 504 (default 3s, as upstream's cache).
 	TooLargeResourceVersionWait time.Duration
 	// EtcdOverrides stores some resources in other etcd clusters, as
-	// kube-apiserver's --etcd-servers-overrides does (seed section 3, M10:
+	// kube-apiserver's --etcd-servers-overrides does (M10:
 	// events on their own etcd). Their keys, watches and leases go to the
 	// given client; everything else to the Store's main client. The Store
 	// does not own these clients.

@@ -23,7 +23,7 @@ import (
 	"minicp/embedetcd"
 )
 
-// Seed section 1 (M2): objects live under upstream's keys, as protobuf
+// M2: objects live under upstream's keys, as protobuf
 // behind the "k8s\x00" magic prefix, without their resourceVersion.
 func TestObjectsAreStoredUnderUpstreamKeysAsProtobufEnvelope(t *testing.T) {
 	s, client := newTestStore(t, Options{})
@@ -84,7 +84,7 @@ func TestJSONMediaTypeStoresJSON(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M4): resourceVersion is the mod revision, not the create revision.
+// M4: resourceVersion is the mod revision, not the create revision.
 func TestResourceVersionIsModRevisionNotCreateRevision(t *testing.T) {
 	s, client := newTestStore(t, Options{})
 	ctx := testContext(t)
@@ -117,7 +117,7 @@ func TestResourceVersionIsModRevisionNotCreateRevision(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M4): an update carrying an old resourceVersion is refused
+// M4: an update carrying an old resourceVersion is refused
 // with upstream's 409 and leaves etcd untouched.
 func TestStaleUpdateIsConflictAndLeavesEtcdUnchanged(t *testing.T) {
 	s, client := newTestStore(t, Options{})
@@ -534,7 +534,7 @@ func TestEtcdErrorsBecomeAPIErrors(t *testing.T) {
 	}
 }
 
-// Series part 12 (M17): when etcd's quota is exhausted, writes fail with a
+// M17: when etcd's quota is exhausted, writes fail with a
 // 500 that carries etcd's message and the way out. etcd applies the one
 // write that crosses the quota (and answers NOSPACE to it); every write after
 // that is refused and changes nothing.
@@ -566,7 +566,7 @@ func TestWriteBeyondEtcdQuotaIsInternalErrorWithRecoveryAdvice(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M4): compare-and-swap on the mod revision loses no update,
+// M4: compare-and-swap on the mod revision loses no update,
 // however many writers race.
 func TestConcurrentUnconditionalUpdatesLoseNothing(t *testing.T) {
 	s, _ := newTestStore(t, Options{})

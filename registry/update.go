@@ -68,8 +68,7 @@ func (s *Store) confirm(ctx context.Context, res *Resource, key string) (runtime
 	return nil, false, fresh, err
 }
 
-// Update is optimistic concurrency on the key's mod revision (seed section
-// 2, M4). It reads the current state at revision R, lets tryUpdate compute
+// Update is optimistic concurrency on the key's mod revision (M4). It reads the current state at revision R, lets tryUpdate compute
 // the new object, then writes with one transaction:
 //
 //	If(ModRevision(key) == R).Then(Put(key, new)).Else(Get(key))

@@ -106,7 +106,7 @@ func TestWatchFromZeroSendsCurrentStateThenChanges(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M5): a watch delivers every change after its start
+// M5: a watch delivers every change after its start
 // revision, in revision order, exactly once.
 func TestWatchDeliversEveryChangeInOrderWithoutDuplicates(t *testing.T) {
 	s, _ := newTestStore(t, Options{})
@@ -142,7 +142,7 @@ func TestWatchDeliversEveryChangeInOrderWithoutDuplicates(t *testing.T) {
 	}
 }
 
-// Seed section 2 (M6): watching from a compacted revision is an ERROR event
+// M6: watching from a compacted revision is an ERROR event
 // carrying 410 Expired, after which the watch ends.
 func TestWatchFromCompactedRevisionYieldsExpiredError(t *testing.T) {
 	s, client := newTestStore(t, Options{})

@@ -1,5 +1,5 @@
-// Package relist makes the cost of a relist storm visible (seed section 2,
-// M6). An informer that loses its watch resumes from the last
+// Package relist makes the cost of a relist storm visible (M6,
+// docs/MECHANISMS.md). An informer that loses its watch resumes from the last
 // resourceVersion it saw. If the history after that revision is still there
 // (in etcd, or in the apiserver's watch cache) it gets only what changed;
 // if it was compacted away, the server answers 410 Gone and the informer

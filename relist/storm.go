@@ -110,8 +110,8 @@ func (c *StormConfig) setDefaults() error {
 	return nil
 }
 
-// RunStorm runs one relist storm against the apiserver cfg points at (seed
-// section 2, M6):
+// RunStorm runs one relist storm against the apiserver cfg points at
+// (M6):
 //
 //  1. create Existing ConfigMaps, start K informers through a Link, wait
 //     until all have synced and seen one more write on their watch;

@@ -1,5 +1,5 @@
 // Package reqtrace answers "where did the time of this request go?" — the
-// first question of seed section 5's flowchart (M9, M15): is the apiserver
+// first question of the triage drill (M9, M15): is the apiserver
 // slow on its own (admission, cache, encoding) or is it waiting for etcd?
 //
 // The apiserver puts a Trace in each request's context. Code on the

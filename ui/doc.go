@@ -1,5 +1,5 @@
 // Package ui is minicp's live teaching page, served at /ui/ next to the
-// API, and the read-only JSON views it reads. It puts seed sections 2 to 5
+// API, and the read-only JSON views it reads. It puts several mechanisms
 // in one picture that refreshes every second: the revision axis (where
 // etcd is, where it has compacted to, which window each watch cache still
 // holds: M5, M6, M8), the heartbeat picture (each node's time since its

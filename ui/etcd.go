@@ -60,8 +60,7 @@ type MemberView struct {
 	DBSizeInUse     int64  `json:"dbSizeInUse"`
 }
 
-// LeaseCheckpointView is the lease checkpoint setting (seed section 4,
-// M13): off, a leader change restarts every lease's TTL.
+// LeaseCheckpointView is the lease checkpoint setting (M13): off, a leader change restarts every lease's TTL.
 type LeaseCheckpointView struct {
 	Enabled  bool   `json:"enabled"`
 	Interval string `json:"interval"`

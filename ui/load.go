@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The load panel (seed sections 3 and 5, M9 and M15): requests per second
+// The load panel (M9 and M15): requests per second
 // by verb, so that a relist storm stands out, and the p99 of
 // etcd_request_duration_seconds by operation, which tells "the apiserver
 // is slow" from "etcd is slow". Both are rates, so they need two readings

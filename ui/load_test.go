@@ -9,7 +9,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// Seed sections 3 and 5 (M9, M15): rates by verb and etcd's p99 by
+// M9, M15: rates by verb and etcd's p99 by
 // operation come from two readings of the counters, over the window
 // between them; the page's own requests (no resource) are not counted.
 func TestLoadViewComputesRatesAndP99OverTheWindow(t *testing.T) {

@@ -85,7 +85,7 @@ func TestViewsAreReadOnly(t *testing.T) {
 	}
 }
 
-// Seed sections 2 and 5 (M6, M17): the revision axis's two ends and the
+// M6, M17: the revision axis's two ends and the
 // database against its quota are etcd's own figures.
 func TestEtcdViewShowsRevisionCompactionLeaderAndQuota(t *testing.T) {
 	s := startStack(t)
@@ -128,7 +128,7 @@ func TestEtcdViewShowsRevisionCompactionLeaderAndQuota(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M11, M12): each node's Ready condition, time since its
+// M11, M12: each node's Ready condition, time since its
 // last renewal, and the TTL of the etcd lease its Lease key is bound to;
 // every node counted, one page detailed.
 func TestNodesViewCountsEveryNodeAndDetailsOnePage(t *testing.T) {

@@ -55,7 +55,7 @@ func rvOf(t testing.TB, obj any) int64 {
 	return n
 }
 
-// Seed section 3 (M8, and the lab's lesson): a LIST at resourceVersion 0
+// M8: a LIST at resourceVersion 0
 // answers from memory without asking etcd, so it can be stale; a LIST
 // without resourceVersion never is: it waits for the cache to reach etcd's
 // revision, and falls back to etcd when it cannot.
@@ -123,7 +123,7 @@ func TestConsistentListOfAnIdleResourceCatchesUpThroughProgressNotifications(t *
 	}
 }
 
-// Seed section 2 (M6): the window moves on; a watch from before it gets
+// M6: the window moves on; a watch from before it gets
 // 410 with the oldest resourceVersion it could have used.
 func TestWatchFromBeforeTheWindowGets410NamingTheWindowFloor(t *testing.T) {
 	h := startCache(t, func(c *Config) { c.Sizes = map[string]int{"pods": 5} })
@@ -151,7 +151,7 @@ func TestWatchFromBeforeTheWindowGets410NamingTheWindowFloor(t *testing.T) {
 	}
 }
 
-// Seed section 3 (M8): a watcher that cannot keep up is ended; the others
+// M8: a watcher that cannot keep up is ended; the others
 // get every event, in order, and the cache does not wait for it.
 func TestASlowWatcherIsEndedWhileOthersGetEveryEvent(t *testing.T) {
 	h := startCache(t, func(c *Config) { c.WatcherBufferSize = 5 })

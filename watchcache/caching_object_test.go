@@ -16,7 +16,7 @@ import (
 	"minicp/registry"
 )
 
-// Seed section 3 (M8): an event is encoded once per media type, not once
+// M8: an event is encoded once per media type, not once
 // per watcher. The encoders are the apiserver's: the same call it makes
 // for every watch event.
 func TestAnEventIsEncodedOncePerMediaTypeWhateverTheNumberOfWatchers(t *testing.T) {

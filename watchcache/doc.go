@@ -3,7 +3,7 @@
 // window of the most recent changes, and every client LIST, GET and WATCH
 // that the resourceVersion rules allow is answered from that memory instead
 // of from etcd. However many clients watch pods, etcd serves one watch for
-// pods. This is seed section 3 (the apiserver's watch cache) and
+// pods. This is the apiserver's watch cache (docs/MECHANISMS.md) and
 // mechanisms M1 (layering: clients -> apiserver -> watch cache -> etcd),
 // M5 (ordered, gap-free watches), M6 (410 Gone once a resourceVersion has
 // left the window) and M8 (one etcd watch, many clients; LIST from cache).

@@ -1,6 +1,6 @@
 package watchcache
 
-// Explaining a watch start (seed sections 2 and 3, M6 and M8): how a WATCH
+// Explaining a watch start (M6 and M8): how a WATCH
 // from a given resourceVersion would begin, worked out by the same
 // planWatch and window lookup that Watch uses, without registering a
 // watcher. The live page (/ui/) and the labs ask it through

@@ -15,7 +15,7 @@ import (
 	"minicp/registry"
 )
 
-// Seed sections 2 and 3 (M6, M8): the explanation of a watch start is the
+// M6, M8: the explanation of a watch start is the
 // watch's own decision. Each case is checked against a real watch from the
 // same resourceVersion: 410 with the same message, or the same number of
 // replayed events.

@@ -1,6 +1,6 @@
 // Command kubelet-sim runs N simulated kubelets against any apiserver: each
 // registers a Node and renews its Lease in kube-node-lease every quarter of
-// the lease duration, as a kubelet does (seed section 4, M11 and M14). All
+// the lease duration, as a kubelet does (M11 and M14). All
 // nodes share one HTTP client and a bounded pool of workers. Every few
 // seconds it prints renewals per second, renewal latency (p50, p99) and
 // failures; Ctrl-C stops it cleanly.

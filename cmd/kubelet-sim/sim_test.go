@@ -13,7 +13,7 @@ import (
 	"minicp/e2e/framework"
 )
 
-// Seed section 4 (M11, M14): kubelet-sim registers its nodes through the
+// M11, M14: kubelet-sim registers its nodes through the
 // kubeconfig, renews their leases and reports what it did.
 func TestKubeletSimRegistersNodesAndReportsRenewals(t *testing.T) {
 	s := framework.Start(t, framework.Options{})

@@ -29,7 +29,7 @@ func eventsEtcdEndpoints(flagValue, dataDir string) []string {
 
 // eventsEtcdStatus prints the status of the etcd that holds events, when it
 // is not the main one, and how many event keys each cluster holds: with
-// events moved out (seed section 3, M10), the main etcd holds none.
+// events moved out (M10), the main etcd holds none.
 func eventsEtcdStatus(ctx context.Context, main *clientv3.Client, endpoints []string, out io.Writer) error {
 	if len(endpoints) == 0 {
 		return nil

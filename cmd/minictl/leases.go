@@ -21,7 +21,7 @@ type leaseInfo struct {
 }
 
 // leaseCommand runs `minictl lease ls`: every etcd lease with its granted
-// and remaining TTL and the keys bound to it (seed section 4, M12).
+// and remaining TTL and the keys bound to it (M12).
 func leaseCommand(ctx context.Context, client *clientv3.Client, args []string, out io.Writer) error {
 	if len(args) == 0 || args[0] != "ls" {
 		return fmt.Errorf("lease takes one command, ls: %w", errUsage)

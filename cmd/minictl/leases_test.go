@@ -14,7 +14,7 @@ import (
 	"minicp/e2e/framework"
 )
 
-// Seed section 4 (M12): every Node Lease key is bound to an etcd lease of
+// M12: every Node Lease key is bound to an etcd lease of
 // its own, granted leaseDurationSeconds, and lease ls shows its countdown.
 func TestLeaseLsShowsOneEtcdLeasePerNodeLease(t *testing.T) {
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.Nodes.Simulated = 2 }})
@@ -33,7 +33,7 @@ func TestLeaseLsShowsOneEtcdLeasePerNodeLease(t *testing.T) {
 	}
 }
 
-// Seed section 4 (M13): move-leader hands leadership to the named member,
+// M13: move-leader hands leadership to the named member,
 // in a new Raft term, and status names the new leader.
 func TestMoveLeaderMakesTheNamedMemberLeader(t *testing.T) {
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.Etcd.Members = 3 }})

@@ -36,7 +36,7 @@ func wantLines(t *testing.T, out string, want ...string) {
 	}
 }
 
-// Series part 12 (M17): compact, defrag and alarm list through minictl,
+// M17: compact, defrag and alarm list through minictl,
 // and a compaction to the future refused with nothing changed.
 func TestEtcdCompactDefragAndAlarmList(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
@@ -82,7 +82,7 @@ func TestEtcdCompactDefragAndAlarmList(t *testing.T) {
 	}
 }
 
-// Seed section 5 (M16): save from the running cluster, restore into a new
+// M16: save from the running cluster, restore into a new
 // minicp data directory; a corrupt file or a used directory is refused.
 func TestSnapshotSaveAndRestore(t *testing.T) {
 	s := framework.Start(t, framework.Options{})

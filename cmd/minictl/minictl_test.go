@@ -14,7 +14,7 @@ import (
 	"minicp/e2e/framework"
 )
 
-// Seed section 1 (M2): what minictl shows of a stored pod is the upstream
+// M2: what minictl shows of a stored pod is the upstream
 // layout — the key, its revisions, and the k8s\x00 protobuf envelope.
 func TestEtcdGetShowsKeyRevisionsAndEnvelope(t *testing.T) {
 	s := framework.Start(t, framework.Options{})

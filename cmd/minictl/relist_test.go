@@ -15,7 +15,7 @@ import (
 	"minicp/e2e/framework"
 )
 
-// Seed section 2 (M6): with the watch cache off, compacting etcd while the
+// M6: with the watch cache off, compacting etcd while the
 // informers are away makes every one of them relist.
 func TestRelistWithCompactionAndNoCacheRelistsEveryInformer(t *testing.T) {
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.WatchCache.Enabled = false }})

@@ -6,7 +6,7 @@
 // every resourceVersion rule, pagination, selectors, WATCH from "", "0", N
 // and from a compacted revision, bookmarks and the watch-list bookmark,
 // delete events at the deletion's revision, and optimistic-concurrency
-// conflicts (seed sections 2 and 3: M4, M5, M6, M8).
+// conflicts (M4, M5, M6, M8).
 //
 // It is a test helper package: it imports testing and is imported only by
 // _test.go files.

@@ -32,7 +32,7 @@ var getListCases = []testCase{
 	{"DeleteReturnsTheLastStateAtTheDeletionsRevision", testDelete},
 }
 
-// Seed section 2 (M4): resourceVersion is the mod revision, whichever way
+// M4: resourceVersion is the mod revision, whichever way
 // the object is read.
 func testGet(t *testing.T, s *suite) {
 	created := s.createPod("a")
@@ -60,7 +60,7 @@ func testGetMissing(t *testing.T, s *suite) {
 	}
 }
 
-// Seed section 3 (M8): a LIST without resourceVersion is a consistent read,
+// M8: a LIST without resourceVersion is a consistent read,
 // from etcd or from a cache that has caught up with etcd; it is never stale,
 // even when the latest write was to another resource.
 func testListConsistent(t *testing.T, s *suite) {
@@ -132,7 +132,7 @@ func testFutureResourceVersion(t *testing.T, s *suite) {
 	}
 }
 
-// Seed section 2 (M6): Exact reads the past from etcd, until compaction.
+// M6: Exact reads the past from etcd, until compaction.
 func testListExact(t *testing.T, s *suite) {
 	v1 := s.createPod("a")
 	v2 := s.setLabel("a", "v", "2")
@@ -228,7 +228,7 @@ func testListBadField(t *testing.T, s *suite) {
 	}
 }
 
-// Seed section 2 (M4): writes are compare-and-swap on the mod revision,
+// M4: writes are compare-and-swap on the mod revision,
 // whatever answers reads.
 func testConflict(t *testing.T, s *suite) {
 	v1 := s.createPod("a")

@@ -53,7 +53,7 @@ func testWatchFromEmpty(t *testing.T, s *suite) {
 	s.expect(w, watch.Deleted, "a")
 }
 
-// Seed section 2 (M5): every change after N, in revision order, exactly
+// M5: every change after N, in revision order, exactly
 // once; a DELETED event carries the deletion's revision.
 func testWatchFromN(t *testing.T, s *suite) {
 	start := s.createPod("setup")
@@ -84,7 +84,7 @@ func testWatchFromN(t *testing.T, s *suite) {
 	}
 }
 
-// Seed section 2 (M6): a resourceVersion whose changes are no longer all
+// M6: a resourceVersion whose changes are no longer all
 // available (compacted in etcd, evicted from a cache's window) is an ERROR
 // event with 410 Expired, "too old resource version", and the watch ends.
 func testWatchTooOld(t *testing.T, s *suite) {

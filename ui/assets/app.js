@@ -301,7 +301,7 @@
 
   // restarted: the etcd lease has clearly more left than its granted TTL
   // minus the time since the node's last renewal (each renewal restarts
-  // it), so something else restarted it: a leader change (seed section 4).
+  // it), so something else restarted it: a leader change (M13).
   function restarted(n) {
     const l = n.etcdLease;
     return !!l && l.ttl > 0 && n.secondsSinceRenewal >= 0 && l.ttl > l.grantedTTL - n.secondsSinceRenewal + 3;
