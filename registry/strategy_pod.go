@@ -38,9 +38,27 @@ var podStrategy = &strategy{
 	validateUpdate: validatePodUpdate,
 }
 
-// defaultPod fills what upstream's defaulting fills when a pod is decoded.
+// defaultPod fills what upstream's defaulting fills when a pod is decoded:
+// its spec as any pod template's, plus what only pods get (service links,
+// and requests copied from limits).
 func defaultPod(pod *corev1.Pod) {
 	spec := &pod.Spec
+	defaultPodSpec(spec)
+	if spec.EnableServiceLinks == nil {
+		enable := corev1.DefaultEnableServiceLinks
+		spec.EnableServiceLinks = &enable
+	}
+	for i := range spec.InitContainers {
+		requestLimits(&spec.InitContainers[i])
+	}
+	for i := range spec.Containers {
+		requestLimits(&spec.Containers[i])
+	}
+}
+
+// defaultPodSpec fills what upstream defaults in every pod spec, a pod's
+// or a template's (a Deployment's, a Job's, ...).
+func defaultPodSpec(spec *corev1.PodSpec) {
 	if spec.RestartPolicy == "" {
 		spec.RestartPolicy = corev1.RestartPolicyAlways
 	}
@@ -57,15 +75,24 @@ func defaultPod(pod *corev1.Pod) {
 		period := int64(corev1.DefaultTerminationGracePeriodSeconds)
 		spec.TerminationGracePeriodSeconds = &period
 	}
-	if spec.EnableServiceLinks == nil {
-		enable := corev1.DefaultEnableServiceLinks
-		spec.EnableServiceLinks = &enable
-	}
 	for i := range spec.InitContainers {
 		defaultContainer(&spec.InitContainers[i])
 	}
 	for i := range spec.Containers {
 		defaultContainer(&spec.Containers[i])
+	}
+}
+
+// requestLimits makes a limit without a request request the limit: pods
+// only, not templates, as upstream.
+func requestLimits(c *corev1.Container) {
+	for name, limit := range c.Resources.Limits {
+		if _, ok := c.Resources.Requests[name]; !ok {
+			if c.Resources.Requests == nil {
+				c.Resources.Requests = corev1.ResourceList{}
+			}
+			c.Resources.Requests[name] = limit.DeepCopy()
+		}
 	}
 }
 
@@ -82,15 +109,6 @@ func defaultContainer(c *corev1.Container) {
 	for i := range c.Ports {
 		if c.Ports[i].Protocol == "" {
 			c.Ports[i].Protocol = corev1.ProtocolTCP
-		}
-	}
-	// A limit without a request requests the limit.
-	for name, limit := range c.Resources.Limits {
-		if _, ok := c.Resources.Requests[name]; !ok {
-			if c.Resources.Requests == nil {
-				c.Resources.Requests = corev1.ResourceList{}
-			}
-			c.Resources.Requests[name] = limit.DeepCopy()
 		}
 	}
 	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
@@ -160,8 +178,13 @@ func podQOSClass(pod *corev1.Pod) corev1.PodQOSClass {
 
 // validatePodSpec is minicp's subset of upstream's pod validation.
 func validatePodSpec(spec *corev1.PodSpec) field.ErrorList {
+	return validatePodSpecAt(spec, field.NewPath("spec"))
+}
+
+// validatePodSpecAt validates the pod spec at path ("spec" in a pod,
+// "spec.template.spec" in a Deployment).
+func validatePodSpecAt(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	path := field.NewPath("spec")
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), ""))
 	}
