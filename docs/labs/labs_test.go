@@ -1,0 +1,286 @@
+// Package labs checks that every lab in this directory runs as written:
+// TestLabs builds minicp, minictl and kubelet-sim, runs each page's commands
+// in a shell of its own (in a temporary directory, minicp on free ports) and
+// compares what they print with the output the page shows — by shape and
+// words, not by the numbers that change from run to run (match_test.go).
+// The directives a page may carry are listed in parse_test.go.
+//
+//	go test ./docs/labs                        # every lab (several minutes)
+//	go test ./docs/labs -short                 # the quick ones only
+//	go test ./docs/labs -run 'TestLabs/02' -v  # one lab, with its timing
+//	go test ./docs/labs -run 'TestLabs/02' -update   # write the run's output into the page where it differs
+package labs
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "write each run's output into the lab page where it does not match")
+
+// tools a lab may call besides the binaries built here; a lab that uses one
+// the machine lacks is skipped.
+var tools = []string{"kubectl", "jq", "curl", "etcdctl"}
+
+func TestLabs(t *testing.T) {
+	pages, err := filepath.Glob("[0-9][0-9]-*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no labs found: %v", err)
+	}
+	sort.Strings(pages)
+	var bin string
+	t.Cleanup(func() {
+		if bin != "" && os.Getenv("MINICP_LAB_BIN") == "" {
+			os.RemoveAll(bin)
+		}
+	})
+	timings := map[string]time.Duration{}
+	t.Cleanup(func() {
+		var b strings.Builder
+		for _, p := range pages {
+			if d, ok := timings[p]; ok {
+				fmt.Fprintf(&b, "\n  %-36s %6.1fs", p, d.Seconds())
+			}
+		}
+		if b.Len() > 0 {
+			t.Logf("lab check times:%s", b.String())
+		}
+	})
+	for _, page := range pages {
+		name := strings.TrimSuffix(page, ".md")
+		t.Run(name, func(t *testing.T) {
+			if unchecked[name] {
+				t.Skip("this lab does not run as written yet")
+			}
+			l, err := parseLab(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.long && testing.Short() {
+				t.Skip("a long lab; skipped under -short")
+			}
+			for _, tool := range toolsUsed(l) {
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Skipf("the lab uses %s, which is not installed", tool)
+				}
+			}
+			if bin == "" {
+				bin = buildBinaries(t)
+			}
+			start := time.Now()
+			runLab(t, l, bin)
+			timings[page] = time.Since(start)
+			t.Logf("%s checked in %.1fs", page, time.Since(start).Seconds())
+		})
+	}
+}
+
+// unchecked lists the labs whose commands do not run as written yet.
+var unchecked = map[string]bool{
+	"02-resourceversion": true, "03-watch-cache": true, "04-list-semantics": true,
+	"05-node-lease": true, "06-lease-checkpoint": true, "07-heartbeat-scale": true,
+	"08-triage": true, "09-read-consistency": true, "10-compaction-and-relist": true,
+	"11-quota-and-defrag": true, "12-snapshot-restore": true, "13-live-page": true,
+	"14-events-etcd": true,
+}
+
+var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9_-]*`)
+
+func toolsUsed(l *lab) []string {
+	var used []string
+	for _, tool := range tools {
+		for _, s := range l.steps {
+			if !s.skip && containsWord(s.commands, tool) {
+				used = append(used, tool)
+				break
+			}
+		}
+	}
+	return used
+}
+
+func containsWord(text, word string) bool {
+	for _, w := range wordRE.FindAllString(text, -1) {
+		if w == word {
+			return true
+		}
+	}
+	return false
+}
+
+// buildBinaries builds the three commands the labs run, once per test run.
+// MINICP_LAB_BIN names a directory where they are built already (to
+// iterate on one lab without relinking them on every run).
+func buildBinaries(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("MINICP_LAB_BIN"); dir != "" {
+		return dir
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(os.TempDir(), fmt.Sprintf("minicp-labs-bin-%d", os.Getpid()))
+	cmd := exec.Command("go", "build", "-o", bin+"/", "./cmd/minicp", "./cmd/minictl", "./cmd/kubelet-sim")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runLab runs one page's steps in order.
+func runLab(t *testing.T, l *lab, bin string) {
+	tmp := t.TempDir()
+	work := filepath.Join(tmp, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(tmp, "shell-state")
+	if err := writePrelude(state); err != nil {
+		t.Fatal(err)
+	}
+	env := labEnv(bin)
+	terminals := map[string]*shell{}
+	t.Cleanup(func() { // whatever the lab left running is stopped, minicp first by Ctrl-C
+		for _, term := range terminals {
+			term.interrupt(15 * time.Second)
+		}
+	})
+	ctx := context.Background()
+	updates := map[*block]string{}
+	for _, s := range l.steps {
+		where := fmt.Sprintf("%s:%d", l.path, s.line)
+		switch {
+		case s.stop != "":
+			term := terminals[s.stop]
+			if term == nil {
+				t.Errorf("%s: stop %s: no such terminal", where, s.stop)
+				continue
+			}
+			if !term.interrupt(15 * time.Second) {
+				t.Errorf("%s: terminal %s did not end within 15s of Ctrl-C", where, s.stop)
+			}
+			delete(terminals, s.stop)
+		case s.skip:
+		case s.terminal != "":
+			if old := terminals[s.terminal]; old != nil {
+				old.interrupt(15 * time.Second)
+			}
+			term, err := startTerminal(work, state, rewrite(s.commands, tmp), env)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			terminals[s.terminal] = term
+			if s.output != nil && !s.output.unchecked {
+				got, ok := awaitOutput(term, s.output, tmp, orDefault(s.timeout, 2*time.Minute))
+				if !ok {
+					report(t, where, s, got)
+					updates[s.output] = got
+				}
+			}
+		default:
+			got, err := runBlock(ctx, work, state, rewrite(s.commands, tmp), env, orDefault(s.timeout, 2*time.Minute))
+			got = unrewrite(got, tmp)
+			if err != nil {
+				t.Errorf("%s: %v\ncommands:\n%s\noutput:\n%s", where, err, s.commands, got)
+			}
+			if s.output != nil && !s.output.unchecked && !matches(s.output.text, got, s.output.contains) {
+				report(t, where, s, got)
+				updates[s.output] = got
+			}
+		}
+	}
+	if *update && len(updates) > 0 {
+		if err := writeUpdates(l.path, updates); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// awaitOutput polls a terminal's output until it matches the block, the
+// terminal ends, or the deadline passes.
+func awaitOutput(term *shell, b *block, tmp string, timeout time.Duration) (string, bool) {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got := unrewrite(term.output(), tmp)
+		if matches(b.text, got, true) {
+			return got, true
+		}
+		select {
+		case <-term.done:
+			got = unrewrite(term.output(), tmp)
+			return got, matches(b.text, got, true)
+		case <-tick.C:
+		}
+		if time.Now().After(deadline) {
+			return got, false
+		}
+	}
+}
+
+func report(t *testing.T, where string, s step, got string) {
+	t.Helper()
+	mode := "line by line"
+	if s.output.contains || s.terminal != "" {
+		mode = "these lines in this order"
+	}
+	t.Errorf("%s: the output differs from the page (%s)\ncommands:\n%s\npage (line %d):\n%s\nrun:\n%s",
+		where, mode, indent(s.commands), s.output.line, indent(s.output.text), indent(got))
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// labEnv is the learner's environment: the built binaries first on PATH,
+// no KUBECONFIG until the lab exports one.
+func labEnv(bin string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "KUBECONFIG="):
+		case strings.HasPrefix(kv, "PATH="):
+			env = append(env, "PATH="+bin+string(os.PathListSeparator)+strings.TrimPrefix(kv, "PATH="))
+		default:
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// writeUpdates replaces the text of mismatched output blocks with a run's.
+func writeUpdates(path string, updates map[*block]string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	blocks := make([]*block, 0, len(updates))
+	for b := range updates {
+		blocks = append(blocks, b)
+	}
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i].start > blocks[j].start })
+	for _, b := range blocks {
+		text := strings.TrimRight(updates[b], "\n") + "\n"
+		data = append(data[:b.start:b.start], append([]byte(text), data[b.end:]...)...)
+	}
+	return os.WriteFile(path, data, 0o644)
+}
