@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"k8s.io/client-go/tools/clientcmd"
@@ -32,27 +33,59 @@ type config struct {
 	verbose       bool
 }
 
-func parseFlags(args []string, out io.Writer) (*config, error) {
+const long = `kubelet-sim runs N simulated kubelets against any apiserver: each
+registers a Node and renews its Lease in kube-node-lease every quarter of
+the lease duration, as a kubelet does. It prints renewals per second,
+renewal latency and failures every --report-interval, and a summary when
+it stops (--duration, or Ctrl-C). It finds the apiserver in the
+kubeconfig minicp wrote in --data-dir (or --kubeconfig), and checks within
+a second that something answers there.`
+
+// newCommand is kubelet-sim's command line: -h and --help print the help
+// and run nothing.
+func newCommand(out io.Writer) *cobra.Command {
 	cfg := &config{agent: lease.NewAgentConfig()}
 	cfg.agent.NodePrefix = "sim-node-"
-	fs := flag.NewFlagSet("kubelet-sim", flag.ContinueOnError)
-	fs.SetOutput(out)
-	cfg.agent.AddFlags(fs)
-	fs.StringVar(&cfg.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the apiserver (default $KUBECONFIG, else <data-dir>/kubeconfig)")
-	fs.StringVar(&cfg.dataDir, "data-dir", "./minicp-data", "minicp's data directory, where the kubeconfig and the etcd endpoints are found when not given")
-	fs.StringVar(&cfg.etcdEndpoints, "etcd-endpoints", "", "comma-separated etcd client URLs, to report revision and database growth (default: those in <data-dir>, if any)")
-	fs.BoolVar(&cfg.etcdDirect, "etcd-direct", false, "write the same renewal load straight to etcd, one transaction per renewal, under /kubelet-sim-direct/: the baseline for the apiserver's overhead")
-	fs.DurationVar(&cfg.reportEvery, "report-interval", 5*time.Second, "how often to print a summary line")
-	fs.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0 = run until Ctrl-C)")
-	fs.BoolVar(&cfg.verbose, "v", false, "log node state changes (registration, failures, lapses)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	cmd := &cobra.Command{
+		Use:     "kubelet-sim [flags]",
+		Short:   "simulated kubelets that register Nodes and renew their Leases",
+		Long:    long,
+		Example: "  kubelet-sim --data-dir minicp-data --nodes 1000\n  kubelet-sim --nodes 1 --node-prefix victim-   # Ctrl-C it to see a node die\n  kubelet-sim --etcd-direct --nodes 5000        # the same load straight to etcd",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unexpected arguments %v", args)
+			}
+			return nil
+		},
+		SilenceUsage:  true, // an error names its fix; the usage would bury it
+		SilenceErrors: true, // main prints the error once
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cfg.complete(); err != nil {
+				return err
+			}
+			return simulate(cmd.Context(), cfg, out)
+		},
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
-	}
+	agentFlags := flag.NewFlagSet("agent", flag.ContinueOnError)
+	cfg.agent.AddFlags(agentFlags)
+	f := cmd.Flags()
+	f.AddGoFlagSet(agentFlags)
+	f.StringVar(&cfg.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the apiserver (default $KUBECONFIG, else <data-dir>/kubeconfig)")
+	f.StringVar(&cfg.dataDir, "data-dir", "./minicp-data", "minicp's data directory, where the kubeconfig and the etcd endpoints are found when not given")
+	f.StringVar(&cfg.etcdEndpoints, "etcd-endpoints", "", "comma-separated etcd client URLs, to report revision and database growth (default: those in <data-dir>, if any)")
+	f.BoolVar(&cfg.etcdDirect, "etcd-direct", false, "write the same renewal load straight to etcd, one transaction per renewal, under /kubelet-sim-direct/: the baseline for the apiserver's overhead")
+	f.DurationVar(&cfg.reportEvery, "report-interval", 5*time.Second, "how often to print a summary line")
+	f.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0 = run until Ctrl-C)")
+	f.BoolVarP(&cfg.verbose, "v", "v", false, "log node state changes (registration, failures, lapses)")
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	return cmd
+}
+
+// complete checks the flags and fills in what follows from them.
+func (cfg *config) complete() error {
 	if cfg.reportEvery <= 0 {
-		return nil, fmt.Errorf("--report-interval must be positive, got %s", cfg.reportEvery)
+		return fmt.Errorf("--report-interval must be positive, got %s", cfg.reportEvery)
 	}
 	if cfg.kubeconfig == "" {
 		cfg.kubeconfig = filepath.Join(cfg.dataDir, "kubeconfig")
@@ -60,23 +93,25 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	if cfg.verbose {
 		cfg.agent.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return cfg, cfg.agent.Validate()
+	return cfg.agent.Validate()
 }
 
+// run runs kubelet-sim with args, writing to out.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	cfg, err := parseFlags(args, out)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
+	cmd := newCommand(out)
+	cmd.SetArgs(args)
+	return cmd.ExecuteContext(ctx)
+}
+
+// simulate runs the nodes (or their renewals straight to etcd) until ctx
+// ends or --duration passes.
+func simulate(ctx context.Context, cfg *config, out io.Writer) error {
 	if cfg.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.duration)
 		defer cancel()
 	}
-	etcd, err := cfg.etcdClient()
+	etcd, err := cfg.etcdClient(ctx)
 	if err != nil {
 		return err
 	}
@@ -94,15 +129,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // etcdClient connects to --etcd-endpoints, or to the endpoints minicp
 // wrote in --data-dir; nil when neither is there.
-func (cfg *config) etcdClient() (*clientv3.Client, error) {
+func (cfg *config) etcdClient(ctx context.Context) (*clientv3.Client, error) {
 	var eps []string
+	from := "from --etcd-endpoints"
 	if cfg.etcdEndpoints != "" {
 		eps = strings.Split(cfg.etcdEndpoints, ",")
 	} else if found, err := controlplane.ReadEtcdEndpoints(cfg.dataDir); err == nil {
-		eps = found
+		eps, from = found, "the endpoints minicp wrote in "+filepath.Join(cfg.dataDir, controlplane.EtcdEndpointsFile)
 	}
 	if len(eps) == 0 {
 		return nil, nil
+	}
+	if err := controlplane.Probe(ctx, eps); err != nil {
+		return nil, &controlplane.NotRunningError{What: "etcd", URLs: eps, From: from, DataDir: cfg.dataDir, Err: err}
 	}
 	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
@@ -116,6 +155,9 @@ func runAgent(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.Wr
 	rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("reading kubeconfig %s: %w (start minicp first, or pass --kubeconfig)", cfg.kubeconfig, err)
+	}
+	if err := controlplane.Probe(ctx, []string{rc.Host}); err != nil {
+		return &controlplane.NotRunningError{What: "the apiserver", URLs: []string{rc.Host}, From: "the server of kubeconfig " + cfg.kubeconfig, DataDir: cfg.dataDir, Err: err}
 	}
 	cs, closeIdle, err := lease.NewClientset(rc, cfg.agent.Workers)
 	if err != nil {

@@ -78,3 +78,32 @@ func TestKubeletSimRefusesBadFlagsSayingWhichOne(t *testing.T) {
 		}
 	}
 }
+
+// -h and --help print the help and run nothing: with the apiserver
+// unreachable, a run would fail.
+func TestKubeletSimHelpRunsNothing(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"--nodes", "5", "-h"}, {"--help", "--etcd-direct", "--etcd-endpoints", "http://127.0.0.1:1"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), append(args, "--kubeconfig", "/nonexistent/kubeconfig"), &out); err != nil {
+			t.Errorf("kubelet-sim %v: got %v, want help and no error", args, err)
+		}
+		if !strings.Contains(out.String(), "Usage:\n  kubelet-sim [flags]") || !strings.Contains(out.String(), "--lease-duration") {
+			t.Errorf("kubelet-sim %v: output is not the help:\n%s", args, out.String())
+		}
+	}
+}
+
+// With minicp stopped, kubelet-sim says so at once and names the fix.
+func TestKubeletSimSaysNothingAnswersWithinTwoSeconds(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	dir, kubeconfig := s.DataDir, s.Kubeconfig
+	s.ControlPlane.Close()
+	start := time.Now()
+	err := run(context.Background(), []string{"--data-dir", dir, "--kubeconfig", kubeconfig, "--nodes", "1"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "is minicp running on data directory "+dir) {
+		t.Fatalf("got %v, want it to ask whether minicp is running", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("took %s to say nothing answers, want under 2s", took)
+	}
+}

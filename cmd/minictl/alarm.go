@@ -6,19 +6,34 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"minicp/embedetcd"
 )
 
-// etcdAlarm runs `etcd alarm list` and `etcd alarm disarm`.
-func etcdAlarm(ctx context.Context, client *clientv3.Client, args []string, out io.Writer) error {
-	if len(args) != 1 || (args[0] != "list" && args[0] != "disarm") {
-		return fmt.Errorf("etcd alarm takes list or disarm: %w", errUsage)
+// alarmCommand is `etcd alarm list` and `etcd alarm disarm`.
+func (a *app) alarmCommand() *cobra.Command {
+	sub := func(use, short string, disarm bool) *cobra.Command {
+		return &cobra.Command{
+			Use:   use,
+			Short: short,
+			Args:  noArgs,
+			RunE: a.withEtcd(func(ctx context.Context, client *clientv3.Client, _ []string) error {
+				return etcdAlarm(ctx, client, disarm, a.out)
+			}),
+		}
 	}
+	return group("alarm", "list or disarm etcd's alarms (NOSPACE when the database reaches its quota)",
+		sub("list", "list the alarms raised on any member", false),
+		sub("disarm", "disarm every alarm; compact and defrag first, or the next write raises NOSPACE again", true))
+}
+
+// etcdAlarm runs `etcd alarm list`, or `etcd alarm disarm`.
+func etcdAlarm(ctx context.Context, client *clientv3.Client, disarm bool, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if args[0] == "list" {
+	if !disarm {
 		alarms, err := embedetcd.ListAlarms(ctx, client)
 		if err != nil {
 			return err

@@ -2,41 +2,72 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"minicp/embedetcd"
 )
 
-// etcdCompact runs `etcd compact REVISION` or `etcd compact --keep N`:
-// it drops etcd's history below a revision and shows what that means for
-// clients and for the database size.
-func etcdCompact(ctx context.Context, client *clientv3.Client, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("etcd compact", flag.ContinueOnError)
-	keep := fs.Int64("keep", -1, "compact so that only the last N revisions stay readable (0 keeps only the current state)")
-	if err := fs.Parse(args); err != nil {
-		return err
+func (a *app) compactCommand() *cobra.Command {
+	var keep int64
+	cmd := &cobra.Command{
+		Use:   "compact REVISION | --keep N",
+		Short: "drop etcd's history below a revision, and show the database size",
+		Long: `etcd compact drops etcd's history below REVISION (or keeps only the last N
+revisions with --keep N) and shows what that means for clients and for the
+database size.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 1 && keep < 0:
+				if _, err := strconv.ParseInt(args[0], 10, 64); err != nil {
+					return usageError(cmd, "etcd compact takes a revision number, got %q", args[0])
+				}
+				return nil
+			case len(args) == 0 && keep >= 0:
+				return nil
+			}
+			return usageError(cmd, "etcd compact takes a REVISION or --keep N, not both or neither")
+		},
+		RunE: a.withEtcd(func(ctx context.Context, client *clientv3.Client, args []string) error {
+			rev := int64(-1)
+			if len(args) == 1 {
+				rev, _ = strconv.ParseInt(args[0], 10, 64) // checked by Args
+			}
+			return etcdCompact(ctx, client, rev, keep, a.out)
+		}),
 	}
+	cmd.Flags().Int64Var(&keep, "keep", -1, "compact so that only the last N revisions stay readable (0 keeps only the current state)")
+	return cmd
+}
+
+func (a *app) defragCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "defrag",
+		Short: "rewrite every member's database file without the pages compaction freed",
+		Args:  noArgs,
+		RunE: a.withEtcd(func(ctx context.Context, client *clientv3.Client, _ []string) error {
+			return etcdDefrag(ctx, client, a.out)
+		}),
+	}
+}
+
+// etcdCompact runs `etcd compact REVISION` (rev >= 0) or `etcd compact
+// --keep N`: it drops etcd's history below a revision and shows what that
+// means for clients and for the database size.
+func etcdCompact(ctx context.Context, client *clientv3.Client, rev, keep int64, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var res embedetcd.CompactResult
 	var err error
-	switch {
-	case fs.NArg() == 1 && *keep < 0:
-		rev, perr := strconv.ParseInt(fs.Arg(0), 10, 64)
-		if perr != nil {
-			return fmt.Errorf("etcd compact takes a revision number, got %q: %w", fs.Arg(0), errUsage)
-		}
+	if rev >= 0 {
 		res, err = embedetcd.Compact(ctx, client, rev)
-	case fs.NArg() == 0 && *keep >= 0:
-		res, err = embedetcd.CompactKeep(ctx, client, *keep)
-	default:
-		return fmt.Errorf("etcd compact takes a REVISION or --keep N, not both or neither: %w", errUsage)
+	} else {
+		res, err = embedetcd.CompactKeep(ctx, client, keep)
 	}
 	if err != nil {
 		return err

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -16,40 +16,94 @@ import (
 	"minicp/registry"
 )
 
+// etcdCommand is `minictl etcd ...`: etcd's own view, as etcdctl gives it.
+func (a *app) etcdCommand() *cobra.Command {
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "per member: revision, raft term and leader, database size; members, compaction, alarms",
+		Long: `etcd status prints, per member, the figures labs watch (revision, raft
+term and leader, database size), then the members, the compacted revision
+and the alarms. It also reports the etcd that holds events when minicp
+keeps them apart (--events-etcd-endpoints, or the endpoints minicp wrote in
+--data-dir).`,
+		Args: noArgs,
+		RunE: a.withEtcd(func(ctx context.Context, client *clientv3.Client, _ []string) error {
+			if err := etcdStatus(ctx, client, a.out); err != nil {
+				return err
+			}
+			return eventsEtcdStatus(ctx, client, eventsEtcdEndpoints(a.eventsEndpoints, a.dataDir), a.out)
+		}),
+	}
+	return group("etcd", "read and operate the etcd minicp stores its objects in",
+		a.etcdGetCommand(), status, a.moveLeaderCommand(), a.compactCommand(), a.defragCommand(), a.alarmCommand())
+}
+
+// getOptions are the flags of `etcd get`.
+type getOptions struct {
+	prefix, keysOnly bool
+	rev              int64
+	consistency      string
+}
+
+func (a *app) etcdGetCommand() *cobra.Command {
+	var o getOptions
+	cmd := &cobra.Command{
+		Use:   "get KEY",
+		Short: "print keys with their revisions and the stored value taken apart",
+		Long: `etcd get prints keys with their revisions and, unless --keys-only, the
+stored value taken apart: envelope first, then the decoded object.
+--consistency=s reads the member it reaches alone (serializable); the
+default, l, is a quorum read.`,
+		Example: "  minictl etcd get /registry/pods/default/nginx\n  minictl etcd get --prefix --keys-only /registry/",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(cmd, "etcd get takes one KEY, e.g. /registry/pods/default/nginx")
+			}
+			return nil
+		},
+		RunE: a.withEtcd(func(ctx context.Context, client *clientv3.Client, args []string) error {
+			return etcdGet(ctx, client, args[0], o, a.out)
+		}),
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.prefix, "prefix", false, "get every key starting with KEY")
+	f.BoolVar(&o.keysOnly, "keys-only", false, "print keys and revisions, not values")
+	f.Int64Var(&o.rev, "rev", 0, "read at this revision (0 = current); a compacted revision fails")
+	f.StringVar(&o.consistency, "consistency", "l", "l (linearizable: a quorum read, fails without a leader) or s (serializable: whatever the member reached holds, possibly stale)")
+	return cmd
+}
+
+// noArgs refuses positional arguments, pointing to the command's help.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError(cmd, "%s takes no arguments, got %q", commandName(cmd), args)
+	}
+	return nil
+}
+
 // etcdGet prints keys with their revisions and, unless --keys-only, the
 // stored value taken apart: envelope first, then the decoded object.
-func etcdGet(ctx context.Context, client *clientv3.Client, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("etcd get", flag.ContinueOnError)
-	prefix := fs.Bool("prefix", false, "get every key starting with KEY")
-	keysOnly := fs.Bool("keys-only", false, "print keys and revisions, not values")
-	rev := fs.Int64("rev", 0, "read at this revision (0 = current); a compacted revision fails")
-	consistency := fs.String("consistency", "l", "l (linearizable: a quorum read, fails without a leader) or s (serializable: whatever the member reached holds, possibly stale)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("etcd get takes one KEY, e.g. /registry/pods/default/nginx: %w", errUsage)
-	}
-	opts := []clientv3.OpOption{clientv3.WithRev(*rev)}
-	if *prefix {
+func etcdGet(ctx context.Context, client *clientv3.Client, key string, o getOptions, out io.Writer) error {
+	opts := []clientv3.OpOption{clientv3.WithRev(o.rev)}
+	if o.prefix {
 		opts = append(opts, clientv3.WithPrefix())
 	}
-	switch *consistency {
+	switch o.consistency {
 	case "l", "linearizable":
 	case "s", "serializable":
 		opts = append(opts, clientv3.WithSerializable())
 	default:
-		return fmt.Errorf("--consistency %q: want l (linearizable) or s (serializable)", *consistency)
+		return fmt.Errorf("--consistency %q: want l (linearizable) or s (serializable)", o.consistency)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := client.Get(ctx, fs.Arg(0), opts...)
+	resp, err := client.Get(ctx, key, opts...)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "# etcd revision %d, %d key(s)\n", resp.Header.Revision, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		if *keysOnly {
+		if o.keysOnly {
 			fmt.Fprintf(out, "%s  create_revision=%d mod_revision=%d version=%d\n", kv.Key, kv.CreateRevision, kv.ModRevision, kv.Version)
 			continue
 		}

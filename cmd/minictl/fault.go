@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"minicp/faults"
@@ -29,64 +29,102 @@ import (
 // defaultAPIServer is minicp's default address.
 const defaultAPIServer = "http://127.0.0.1:8080"
 
-func faultCommand(ctx context.Context, dataDir string, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("fault takes add, ls or clear: %w", errUsage)
-	}
-	fs := flag.NewFlagSet("fault "+args[0], flag.ContinueOnError)
-	server := fs.String("server", "", "apiserver URL (default: the kubeconfig minicp wrote in --data-dir, else "+defaultAPIServer+")")
-	resource := fs.String("resource", "", "only requests on this resource (pods, configmaps, events, leases.coordination.k8s.io)")
-	delay := fs.Duration("delay", 0, "hold each request back this long (it still ends at its deadline)")
-	errText := fs.String("error", "", "fail each request: for etcd points "+faults.ErrorTimeout+" or "+faults.ErrorNoLeader+"; for admission any text")
-	cmd := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	// Flags may also follow the point: minictl fault add etcd.range --delay 2s.
-	var positional []string
-	for rest := fs.Args(); len(rest) > 0; rest = fs.Args() {
-		positional = append(positional, rest[0])
-		if err := fs.Parse(rest[1:]); err != nil {
-			return err
+// faultOptions are the flags of the fault commands.
+type faultOptions struct {
+	server, resource, errText string
+	delay                     time.Duration
+}
+
+func (a *app) faultCommand() *cobra.Command {
+	var o faultOptions
+	sub := func(use, short string, args cobra.PositionalArgs, fn func(ctx context.Context, api *faultAPI, args []string) error) *cobra.Command {
+		return &cobra.Command{
+			Use: use, Short: short, Args: args,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				url := apiServerURL(o.server, a.dataDir)
+				if err := a.probeAPIServer(cmd.Context(), url, a.apiServerFrom(o.server)); err != nil {
+					return err
+				}
+				api := &faultAPI{url: url + "/debug/faults", client: &http.Client{Timeout: 10 * time.Second}}
+				return fn(cmd.Context(), api, args)
+			},
 		}
 	}
-	api := &faultAPI{url: apiServerURL(*server, dataDir) + "/debug/faults", client: &http.Client{Timeout: 10 * time.Second}}
-	switch {
-	case cmd == "add" && len(positional) == 1:
-		f := faults.Fault{Point: faults.Point(positional[0]), Resource: *resource, Delay: faults.Duration(*delay), Error: *errText}
-		var added faults.Fault
-		if err := api.do(ctx, http.MethodPost, "", f, &added); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "fault added: %s\n", describeFault(added))
-		return nil
-	case cmd == "ls" && len(positional) == 0:
+	add := sub("add POINT", "inject a fault at POINT: "+pointList(), oneArg("fault add takes one POINT, one of "+pointList()),
+		func(ctx context.Context, api *faultAPI, args []string) error {
+			f := faults.Fault{Point: faults.Point(args[0]), Resource: o.resource, Delay: faults.Duration(o.delay), Error: o.errText}
+			var added faults.Fault
+			if err := api.do(ctx, http.MethodPost, "", f, &added); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "fault added: %s\n", describeFault(added))
+			return nil
+		})
+	add.Example = "  minictl fault add etcd.range --delay 2s --resource pods"
+	add.Flags().StringVar(&o.resource, "resource", "", "only requests on this resource (pods, configmaps, events, leases.coordination.k8s.io)")
+	add.Flags().DurationVar(&o.delay, "delay", 0, "hold each request back this long (it still ends at its deadline)")
+	add.Flags().StringVar(&o.errText, "error", "", "fail each request: for etcd points "+faults.ErrorTimeout+" or "+faults.ErrorNoLeader+"; for admission any text")
+	ls := sub("ls", "list the faults in force, with their hits", noArgs, func(ctx context.Context, api *faultAPI, _ []string) error {
 		var list faults.List
 		if err := api.do(ctx, http.MethodGet, "", nil, &list); err != nil {
 			return err
 		}
-		return printFaults(out, list.Faults)
-	case (cmd == "stop-member" || cmd == "restart-member") && len(positional) == 1:
-		action := strings.TrimSuffix(cmd, "-member")
-		var done faults.MemberAction
-		if err := api.do(ctx, http.MethodPost, "/members/"+positional[0]+"/"+action, nil, &done); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "etcd member %s: %s done\n", done.Member, done.Action)
-		return nil
-	case cmd == "clear" && len(positional) <= 1:
+		return printFaults(a.out, list.Faults)
+	})
+	clearCmd := sub("clear [POINT]", "clear every fault, or those at POINT", cobra.MaximumNArgs(1), func(ctx context.Context, api *faultAPI, args []string) error {
 		query := ""
-		if len(positional) == 1 {
-			query = "?point=" + positional[0]
+		if len(args) == 1 {
+			query = "?point=" + args[0]
 		}
 		var cleared faults.Cleared
 		if err := api.do(ctx, http.MethodDelete, query, nil, &cleared); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%d fault(s) cleared\n", cleared.Cleared)
+		fmt.Fprintf(a.out, "%d fault(s) cleared\n", cleared.Cleared)
+		return nil
+	})
+	member := func(action string) *cobra.Command {
+		return sub(action+"-member NAME", action+" the embedded etcd member NAME", oneArg("fault "+action+"-member takes one member NAME (see minictl etcd status)"),
+			func(ctx context.Context, api *faultAPI, args []string) error {
+				var done faults.MemberAction
+				if err := api.do(ctx, http.MethodPost, "/members/"+args[0]+"/"+action, nil, &done); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.out, "etcd member %s: %s done\n", done.Member, done.Action)
+				return nil
+			})
+	}
+	c := group("fault", "inject faults into a minicp started with --enable-debug-faults", add, ls, clearCmd, member("stop"), member("restart"))
+	c.Long = `fault speaks to a minicp started with --enable-debug-faults (--server URL,
+or the kubeconfig in --data-dir), through its /debug/faults API.`
+	c.PersistentFlags().StringVar(&o.server, "server", "", "apiserver URL (default: the kubeconfig minicp wrote in --data-dir, else "+defaultAPIServer+")")
+	return c
+}
+
+// oneArg requires exactly one argument, saying what it should be.
+func oneArg(msg string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError(cmd, "%s", msg)
+		}
 		return nil
 	}
-	return fmt.Errorf("fault add POINT [--delay D] [--error E] [--resource R] | fault ls | fault clear [POINT] | fault stop-member NAME | fault restart-member NAME; points: %v: %w", faults.Points, errUsage)
+}
+
+func pointList() string {
+	var names []string
+	for _, p := range faults.Points {
+		names = append(names, string(p))
+	}
+	return strings.Join(names, ", ")
+}
+
+// apiServerFrom says where apiServerURL found the URL, for messages.
+func (a *app) apiServerFrom(flagValue string) string {
+	if flagValue != "" {
+		return "from --server"
+	}
+	return "the server of " + filepath.Join(a.dataDir, "kubeconfig") + ", else minicp's default"
 }
 
 // apiServerURL is --server, or the server of minicp's kubeconfig.

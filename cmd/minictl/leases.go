@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -20,17 +20,23 @@ type leaseInfo struct {
 	keys      []string
 }
 
-// leaseCommand runs `minictl lease ls`: every etcd lease with its granted
+func (a *app) leaseCommand() *cobra.Command {
+	var prefix string
+	ls := &cobra.Command{
+		Use:   "ls",
+		Short: "every etcd lease with its granted and remaining TTL and the keys bound to it",
+		Args:  noArgs,
+		RunE: a.withEtcd(func(ctx context.Context, client *clientv3.Client, _ []string) error {
+			return leaseList(ctx, client, prefix, a.out)
+		}),
+	}
+	ls.Flags().StringVar(&prefix, "prefix", "", "show only leases with a key starting with this prefix, e.g. /registry/leases/kube-node-lease/")
+	return group("lease", "etcd's leases: the TTLs keys are bound to", ls)
+}
+
+// leaseList runs `minictl lease ls`: every etcd lease with its granted
 // and remaining TTL and the keys bound to it (M12).
-func leaseCommand(ctx context.Context, client *clientv3.Client, args []string, out io.Writer) error {
-	if len(args) == 0 || args[0] != "ls" {
-		return fmt.Errorf("lease takes one command, ls: %w", errUsage)
-	}
-	fs := flag.NewFlagSet("lease ls", flag.ContinueOnError)
-	prefix := fs.String("prefix", "", "show only leases with a key starting with this prefix, e.g. /registry/leases/kube-node-lease/")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
+func leaseList(ctx context.Context, client *clientv3.Client, prefix string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	resp, err := client.Leases(ctx)
@@ -48,7 +54,7 @@ func leaseCommand(ctx context.Context, client *clientv3.Client, args []string, o
 			info.keys = append(info.keys, string(k))
 		}
 		slices.Sort(info.keys)
-		if *prefix == "" || slices.ContainsFunc(info.keys, func(k string) bool { return strings.HasPrefix(k, *prefix) }) {
+		if prefix == "" || slices.ContainsFunc(info.keys, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
 			infos = append(infos, info)
 		}
 	}

@@ -59,6 +59,10 @@ func TestEtcdCompactDefragAndAlarmList(t *testing.T) {
 	}
 	ep := "--endpoints=" + strings.Join(s.ControlPlane.EtcdEndpoints(), ",")
 
+	// --help acts on nothing: the status below still says "compacted 0".
+	wantLines(t, runOK(t, ctx, ep, "etcd", "compact", "--keep", "0", "--help"), "Usage:\n  minictl etcd compact")
+	wantLines(t, runOK(t, ctx, "etcd", "defrag", ep, "-h"), "Usage:\n  minictl etcd defrag")
+
 	var out bytes.Buffer
 	err := run(ctx, []string{ep, "etcd", "compact", "999999"}, &out)
 	if err == nil || !strings.Contains(err.Error(), "cannot compact to revision 999999: revision is in the future") {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -84,19 +85,33 @@ func printMembers(ctx context.Context, client *clientv3.Client, out io.Writer) e
 	return nil
 }
 
+func (a *app) moveLeaderCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "move-leader MEMBER",
+		Short:   "hand raft leadership to MEMBER (a name or hex ID, see etcd status)",
+		Example: "  minictl etcd move-leader minicp-etcd-1",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(cmd, "etcd move-leader takes one MEMBER, a name or hex ID (see minictl etcd status)")
+			}
+			return nil
+		},
+		RunE: a.withEtcd(func(ctx context.Context, client *clientv3.Client, args []string) error {
+			return moveLeader(ctx, client, args[0], a.out)
+		}),
+	}
+}
+
 // moveLeader runs `etcd move-leader MEMBER`: the request must reach the
 // current leader, so it is sent to the leader's own client URL.
-func moveLeader(ctx context.Context, client *clientv3.Client, args []string, out io.Writer) error {
-	if len(args) != 1 {
-		return fmt.Errorf("etcd move-leader takes one MEMBER, a name or hex ID (see minictl etcd status): %w", errUsage)
-	}
+func moveLeader(ctx context.Context, client *clientv3.Client, member string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	v, err := viewCluster(ctx, client)
 	if err != nil {
 		return err
 	}
-	target, err := v.find(args[0])
+	target, err := v.find(member)
 	if err != nil {
 		return err
 	}

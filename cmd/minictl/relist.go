@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -22,16 +20,6 @@ import (
 	"minicp/embedetcd"
 	"minicp/relist"
 )
-
-// kubeconfigFlag registers --kubeconfig: $KUBECONFIG, else the one minicp
-// wrote in its data directory (minictl's --data-dir).
-func kubeconfigFlag(fs *flag.FlagSet, dataDir string) *string {
-	def := os.Getenv("KUBECONFIG")
-	if def == "" {
-		def = filepath.Join(dataDir, "kubeconfig")
-	}
-	return fs.String("kubeconfig", def, "kubeconfig of the apiserver (default $KUBECONFIG, else <data-dir>/kubeconfig)")
-}
 
 func newEtcdClient(endpoints []string) (*clientv3.Client, error) {
 	client, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
@@ -56,32 +44,46 @@ func quietClientGo() {
 	klog.SetOutput(io.Discard)
 }
 
-// relistCommand runs `relist`: a relist storm against a running minicp,
-// with K informers cut off while N objects are written.
-func relistCommand(ctx context.Context, endpoints []string, dataDir string, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("relist", flag.ContinueOnError)
-	kubeconfig := kubeconfigFlag(fs, dataDir)
+func (a *app) relistCommand() *cobra.Command {
 	sc := relist.StormConfig{}
-	fs.IntVar(&sc.Informers, "informers", 5, "informers to cut off together (K)")
-	fs.IntVar(&sc.Existing, "existing", 500, "ConfigMaps present before the informers start: what a relist sends again")
-	fs.IntVar(&sc.Objects, "objects", 100, "ConfigMaps written while the informers are away (N)")
-	fs.IntVar(&sc.ObjectBytes, "object-bytes", 1024, "bytes of data in each ConfigMap")
-	fs.StringVar(&sc.Namespace, "namespace", "default", "namespace of the ConfigMaps")
-	fs.DurationVar(&sc.Disconnect, "disconnect", 10*time.Second, "how long the informers stay cut off")
-	compact := fs.Bool("compact", false, "compact etcd (--etcd-endpoints, else the one in --data-dir) right after the writes, whatever --etcd-compaction-interval says")
-	if err := fs.Parse(args); err != nil {
-		return err
+	var compact bool
+	cmd := &cobra.Command{
+		Use:   "relist",
+		Short: "a relist storm: K informers cut off while N objects are written",
+		Long: `relist runs a relist storm against a running minicp: K informers on
+ConfigMaps are cut off while N objects are written, then reconnect; it
+prints what each one asked for (resumed watch, 410 Gone, relist) and what
+the apiserver sent.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.relist(cmd.Context(), sc, compact)
+		},
 	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("relist takes only flags: %w", errUsage)
-	}
-	cfg, err := loadRESTConfig(*kubeconfig)
+	f := cmd.Flags()
+	f.IntVar(&sc.Informers, "informers", 5, "informers to cut off together (K)")
+	f.IntVar(&sc.Existing, "existing", 500, "ConfigMaps present before the informers start: what a relist sends again")
+	f.IntVar(&sc.Objects, "objects", 100, "ConfigMaps written while the informers are away (N)")
+	f.IntVar(&sc.ObjectBytes, "object-bytes", 1024, "bytes of data in each ConfigMap")
+	f.StringVar(&sc.Namespace, "namespace", "default", "namespace of the ConfigMaps")
+	f.DurationVar(&sc.Disconnect, "disconnect", 10*time.Second, "how long the informers stay cut off")
+	f.BoolVar(&compact, "compact", false, "compact etcd (--etcd-endpoints, else the one in --data-dir) right after the writes, whatever --etcd-compaction-interval says")
+	return cmd
+}
+
+// relist runs the storm and prints its report.
+func (a *app) relist(ctx context.Context, sc relist.StormConfig, compact bool) error {
+	out := a.out
+	cfg, err := a.restConfig(ctx)
 	if err != nil {
 		return err
 	}
 	quietClientGo()
-	if *compact {
-		client, err := newEtcdClient(endpoints)
+	if compact {
+		eps := a.etcd()
+		if err := a.probeEtcd(ctx, eps); err != nil {
+			return err
+		}
+		client, err := newEtcdClient(eps.urls)
 		if err != nil {
 			return err
 		}
@@ -135,26 +137,32 @@ func describeCounts(c relist.Counts) string {
 	return strings.Join(parts, ", ")
 }
 
-// informerCommand runs `informer`: one informer on ConfigMaps, printing
-// every request its reflector makes, every change it applies and what its
-// store holds, until Ctrl-C.
-func informerCommand(ctx context.Context, _ []string, dataDir string, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("informer", flag.ContinueOnError)
-	kubeconfig := kubeconfigFlag(fs, dataDir)
-	namespace := fs.String("namespace", "default", "namespace of the ConfigMaps to watch")
-	if err := fs.Parse(args); err != nil {
-		return err
+func (a *app) informerCommand() *cobra.Command {
+	var namespace string
+	cmd := &cobra.Command{
+		Use:   "informer",
+		Short: "one informer on ConfigMaps, printing its requests, changes and store until Ctrl-C",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.informer(cmd.Context(), namespace)
+		},
 	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("informer takes only flags: %w", errUsage)
-	}
-	cfg, err := loadRESTConfig(*kubeconfig)
+	cmd.Flags().StringVar(&namespace, "namespace", "default", "namespace of the ConfigMaps to watch")
+	return cmd
+}
+
+// informer runs `informer`: one informer on ConfigMaps, printing every
+// request its reflector makes, every change it applies and what its store
+// holds, until Ctrl-C.
+func (a *app) informer(ctx context.Context, namespace string) error {
+	out := a.out
+	cfg, err := a.restConfig(ctx)
 	if err != nil {
 		return err
 	}
 	quietClientGo()
 	p := &informerPrinter{out: out}
-	inf, err := relist.NewInformer("informer", cfg, *namespace, relist.InformerOptions{
+	inf, err := relist.NewInformer("informer", cfg, namespace, relist.InformerOptions{
 		OnRequest:    func(r relist.Request) { p.line("%s", r) },
 		OnWatchError: func(err error) { p.line("list/watch failed, retrying after client-go's backoff: %v", err) },
 		Handler:      p,
