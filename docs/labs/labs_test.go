@@ -89,8 +89,8 @@ func TestLabs(t *testing.T) {
 
 // unchecked lists the labs whose commands do not run as written yet.
 var unchecked = map[string]bool{
-	"03-watch-cache": true, "04-list-semantics": true,
-	"05-node-lease": true, "06-lease-checkpoint": true, "07-heartbeat-scale": true,
+	"04-list-semantics": true,
+	"05-node-lease":     true, "06-lease-checkpoint": true, "07-heartbeat-scale": true,
 	"08-triage": true, "09-read-consistency": true, "10-compaction-and-relist": true,
 	"11-quota-and-defrag": true, "12-snapshot-restore": true, "13-live-page": true,
 	"14-events-etcd": true,
@@ -153,10 +153,18 @@ func runLab(t *testing.T, l *lab, bin string) {
 		t.Fatal(err)
 	}
 	env := labEnv(bin)
+	ports, err := freePorts()
+	if err != nil {
+		t.Fatal(err)
+	}
 	terminals := map[string]*shell{}
-	t.Cleanup(func() { // whatever the lab left running is stopped, minicp first by Ctrl-C
+	var jobs []*exec.Cmd // the main terminal's blocks, with what they left in the background
+	t.Cleanup(func() {   // whatever the lab left running is stopped, terminals by Ctrl-C
 		for _, term := range terminals {
 			term.interrupt(15 * time.Second)
+		}
+		for _, j := range jobs {
+			killGroup(j)
 		}
 	})
 	ctx := context.Background()
@@ -179,21 +187,21 @@ func runLab(t *testing.T, l *lab, bin string) {
 			if old := terminals[s.terminal]; old != nil {
 				old.interrupt(15 * time.Second)
 			}
-			term, err := startTerminal(work, state, rewrite(s.commands, tmp), env)
+			term, err := startTerminal(work, state, filepath.Join(tmp, "terminal-"+s.terminal+".log"), rewrite(s.commands, tmp, ports), env)
 			if err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
 			terminals[s.terminal] = term
 			if s.output != nil && !s.output.unchecked {
-				got, ok := awaitOutput(term, s.output, tmp, orDefault(s.timeout, 2*time.Minute))
+				got, ok := awaitOutput(term, s.output, tmp, ports, orDefault(s.timeout, 2*time.Minute))
 				if !ok {
 					report(t, where, s, got)
 				}
 				noteUpdate(updates, s.output, got, true)
 			}
 		default:
-			got, err := runBlock(ctx, work, state, rewrite(s.commands, tmp), env, orDefault(s.timeout, 2*time.Minute))
-			got = unrewrite(got, tmp)
+			got, err := runBlock(ctx, work, state, rewrite(s.commands, tmp, ports), env, orDefault(s.timeout, 2*time.Minute), &jobs)
+			got = unrewrite(got, tmp, ports)
 			if *show {
 				t.Logf("%s:\n%s\n%s", where, indent(s.commands), indent(got))
 			}
@@ -201,7 +209,7 @@ func runLab(t *testing.T, l *lab, bin string) {
 				t.Errorf("%s: %v\ncommands:\n%s\noutput:\n%s", where, err, s.commands, got)
 			}
 			if s.output != nil && !s.output.unchecked {
-				if !matches(s.output.text, got, s.output.contains) {
+				if !matches(s.output.text, got, s.output.contains, s.output.exact) {
 					report(t, where, s, got)
 				}
 				noteUpdate(updates, s.output, got, s.output.contains)
@@ -229,19 +237,19 @@ func noteUpdate(updates map[*block]string, b *block, got string, contains bool) 
 
 // awaitOutput polls a terminal's output until it matches the block, the
 // terminal ends, or the deadline passes.
-func awaitOutput(term *shell, b *block, tmp string, timeout time.Duration) (string, bool) {
+func awaitOutput(term *shell, b *block, tmp string, p ports, timeout time.Duration) (string, bool) {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		got := unrewrite(term.output(), tmp)
-		if matches(b.text, got, true) {
+		got := unrewrite(term.output(), tmp, p)
+		if matches(b.text, got, true, b.exact) {
 			return got, true
 		}
 		select {
 		case <-term.done:
-			got = unrewrite(term.output(), tmp)
-			return got, matches(b.text, got, true)
+			got = unrewrite(term.output(), tmp, p)
+			return got, matches(b.text, got, true, b.exact)
 		case <-tick.C:
 		}
 		if time.Now().After(deadline) {

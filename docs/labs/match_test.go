@@ -23,11 +23,12 @@ import (
 // lines around and between its own.
 
 var (
-	uuidRE   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	numberRE = regexp.MustCompile(`^[0-9]+(?:[.,][0-9]+)*`)
-	hexRE    = regexp.MustCompile(`^[0-9a-f]{2}\b`)
-	base64RE = regexp.MustCompile(`^[A-Za-z0-9+/_=-]{24,}`)
-	spaceRE  = regexp.MustCompile(`^\s+`)
+	uuidRE     = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	durationRE = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)?(?:ns|µs|us|ms|h|m|s))+\b`)
+	numberRE   = regexp.MustCompile(`^[0-9]+(?:[.,][0-9]+)*`)
+	hexRE      = regexp.MustCompile(`^[0-9a-f]{2}\b`)
+	base64RE   = regexp.MustCompile(`^[A-Za-z0-9+/_=-]{24,}`)
+	spaceRE    = regexp.MustCompile(`^\s+`)
 )
 
 type tokenKind int
@@ -48,7 +49,7 @@ type token struct {
 // tokenize splits an expected line into literals, spaces, gaps and values.
 // Values are recognised only at the start of a word (a UUID inside a name is
 // not split), numbers anywhere ("node-2", "612ms").
-func tokenize(line string) []token {
+func tokenize(line string, exact bool) []token {
 	var out []token
 	s := line
 	prevWord := false
@@ -66,6 +67,10 @@ func tokenize(line string) []token {
 			t = token{text: base64RE.FindString(s), kind: tokenValue, pattern: `[A-Za-z0-9+/_=-]+`}
 		case atWordStart && hexRE.MatchString(s) && strings.ContainsAny(s[:2], "0123456789") && strings.ContainsAny(s[:2], "abcdef"):
 			t = token{text: s[:2], kind: tokenValue, pattern: `[0-9a-f]{2}`}
+		case durationRE.MatchString(s) && !exact:
+			t = token{text: durationRE.FindString(s), kind: tokenValue, pattern: `(?:[0-9]+(?:\.[0-9]+)?(?:ns|µs|us|ms|h|m|s))+`}
+		case numberRE.MatchString(s) && exact:
+			t = token{text: numberRE.FindString(s), kind: tokenLiteral}
 		case numberRE.MatchString(s):
 			t = token{text: numberRE.FindString(s), kind: tokenValue, pattern: `[0-9]+(?:[.,][0-9]+)*`}
 		case spaceRE.MatchString(s):
@@ -76,7 +81,7 @@ func tokenize(line string) []token {
 		}
 		switch t.kind {
 		case tokenLiteral:
-			r := []rune(t.text)[0]
+			r := []rune(t.text)[len([]rune(t.text))-1]
 			prevWord = r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 		case tokenValue:
 			prevWord = true
@@ -91,10 +96,10 @@ func tokenize(line string) []token {
 
 // linePattern turns one expected line into a regular expression; each
 // value is a capturing group.
-func linePattern(line string) *regexp.Regexp {
+func linePattern(line string, exact bool) *regexp.Regexp {
 	var b strings.Builder
 	b.WriteString(`^\s*`)
-	for _, t := range tokenize(strings.TrimSpace(line)) {
+	for _, t := range tokenize(strings.TrimSpace(line), exact) {
 		switch t.kind {
 		case tokenGap:
 			b.WriteString(`.*?`)
@@ -127,18 +132,18 @@ func nonBlank(text string) []string {
 
 // matches reports whether actual has the shape of expected. With contains,
 // expected's lines need only appear in order.
-func matches(expected, actual string, contains bool) bool {
-	_, ok := align(nonBlank(expected), nonBlank(actual), contains)
+func matches(expected, actual string, contains, exact bool) bool {
+	_, ok := align(nonBlank(expected), nonBlank(actual), contains, exact)
 	return ok
 }
 
 // align finds, for each expected line, the actual line it matches (-1 for
 // a gap line), and whether the whole block matches.
-func align(want, got []string, contains bool) ([]int, bool) {
+func align(want, got []string, contains, exact bool) ([]int, bool) {
 	pats := make([]*regexp.Regexp, len(want))
 	for i, w := range want {
 		if !isGap(w) {
-			pats[i] = linePattern(w)
+			pats[i] = linePattern(w, exact)
 		}
 	}
 	at := make([]int, len(want))
@@ -198,7 +203,7 @@ func align(want, got []string, contains bool) ([]int, bool) {
 // UUID, hex byte or token takes the run's value.
 func refresh(expected, actual string, contains bool) (string, bool) {
 	want, got := nonBlank(expected), nonBlank(actual)
-	at, ok := align(want, got, contains)
+	at, ok := align(want, got, contains, false)
 	if !ok {
 		return "", false
 	}
@@ -225,7 +230,7 @@ func refresh(expected, actual string, contains bool) (string, bool) {
 
 // substituteValues puts the run's values into a line with an ellipsis.
 func substituteValues(line, run string) string {
-	pat := linePattern(line)
+	pat := linePattern(line, false)
 	groups := pat.FindStringSubmatch(run)
 	if groups == nil {
 		return line
@@ -234,7 +239,7 @@ func substituteValues(line, run string) string {
 	lead := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
 	var b strings.Builder
 	b.WriteString(lead)
-	for _, t := range tokenize(strings.TrimSpace(line)) {
+	for _, t := range tokenize(strings.TrimSpace(line), false) {
 		if t.kind == tokenValue && len(values) > 0 {
 			b.WriteString(values[0])
 			values = values[1:]
@@ -243,6 +248,15 @@ func substituteValues(line, run string) string {
 		b.WriteString(t.text)
 	}
 	return b.String()
+}
+
+func TestExactBlocksCompareNumbers(t *testing.T) {
+	if !matches("watchers 6\nnode-2", "watchers   6\nnode-2", false, true) {
+		t.Error("an exact block should match the same numbers")
+	}
+	if matches("watchers 6", "watchers 7", false, true) {
+		t.Error("an exact block matched another number")
+	}
 }
 
 func TestRefreshTakesTheRunsNumbers(t *testing.T) {
@@ -272,9 +286,10 @@ func TestMatchingIgnoresNumbersButNotWords(t *testing.T) {
 		{"columns realign", "NAME   RV\ndemo   8", "NAME    RV\ndemo    108", false, true},
 		{"a word with digits inside", "node-2 Ready", "node-3 Ready", false, true},
 		{"a word is not a number", "status ok", "status 200", false, false},
+		{"durations in any unit", "ready in 612ms, renewed every 10s", "ready in 1.24s, renewed every 1m0s", false, true},
 	}
 	for _, c := range cases {
-		if got := matches(c.want, c.got, c.contains); got != c.same {
+		if got := matches(c.want, c.got, c.contains, false); got != c.same {
 			t.Errorf("%s: matches(%q, %q) = %v, want %v", c.name, c.want, c.got, got, c.same)
 		}
 	}

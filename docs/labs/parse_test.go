@@ -22,6 +22,7 @@ import (
 //	contains          the next output block's lines must appear in this
 //	                  order, with any other lines around them
 //	unchecked         the next output block is not compared
+//	exact             the next output block's numbers must be the page's too
 //	timeout=DURATION  how long the next sh block (or awaited output) may take
 //	long              the lab takes minutes: skipped under -short
 //
@@ -45,6 +46,7 @@ type block struct {
 	text      string
 	contains  bool
 	unchecked bool
+	exact     bool
 	// start and end are the byte offsets of text in the page, so that
 	// -update can put a run's real output in its place.
 	start, end int
@@ -63,6 +65,7 @@ type pending struct {
 	skip      bool
 	contains  bool
 	unchecked bool
+	exact     bool
 	timeout   time.Duration
 }
 
@@ -131,7 +134,7 @@ func parseLab(path string) (*lab, error) {
 					end++ // the last line's newline
 				}
 				if last != nil && last.output == nil {
-					last.output = &block{line: open, text: text, contains: p.contains, unchecked: p.unchecked, start: start, end: end}
+					last.output = &block{line: open, text: text, contains: p.contains, unchecked: p.unchecked, exact: p.exact, start: start, end: end}
 				}
 				last = nil
 			default:
@@ -177,6 +180,8 @@ func (p *pending) apply(l *lab, directive string) error {
 			p.contains = true
 		case f == "unchecked":
 			p.unchecked = true
+		case f == "exact":
+			p.exact = true
 		case f == "long":
 			l.long = true
 		case strings.HasPrefix(f, "timeout="):

@@ -3,10 +3,15 @@ package labs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,15 +27,19 @@ type shell struct {
 	env  []string
 	done chan struct{} // closed when the process has exited (terminals only)
 
-	// mu guards out: the process's goroutines copy output into it while
-	// the lab's goroutine reads it.
+	// mu guards out and log: the process's goroutines copy output into
+	// them while the lab's goroutine reads it.
 	mu  sync.Mutex
 	out bytes.Buffer
+	log *os.File // a terminal's output, also kept in a file other commands can read
 }
 
 func (s *shell) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.log != nil {
+		_, _ = s.log.Write(p)
+	}
 	return s.out.Write(p)
 }
 
@@ -44,7 +53,7 @@ func (s *shell) output() string {
 // session's state (variables, functions, the current directory) and saves it
 // again at the end, so that `rev=$(...)` in one block is $rev in the next.
 // It returns the block's combined stdout and stderr.
-func runBlock(ctx context.Context, workDir, stateFile, commands string, env []string, timeout time.Duration) (string, error) {
+func runBlock(ctx context.Context, workDir, stateFile, commands string, env []string, timeout time.Duration, groups *[]*exec.Cmd) (string, error) {
 	script := fmt.Sprintf(`
 . %[1]q 2>/dev/null
 %[2]s
@@ -61,14 +70,20 @@ exit $__lab_status
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = s, s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Jobs a block leaves in the background (`cmd &`) keep running, as in a
+	// terminal, until the lab ends; their output is not waited for.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
+	*groups = append(*groups, cmd)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }() // ends when bash exits; killGroup below ends it on timeout
 	select {
 	case err := <-exited:
-		killGroup(cmd) // anything the block left behind
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = nil
+		}
 		if _, isExit := err.(*exec.ExitError); isExit {
 			err = nil // a failing command can be the lesson; its output says so
 		}
@@ -80,10 +95,15 @@ exit $__lab_status
 	}
 }
 
-// startTerminal starts a background terminal running commands.
-func startTerminal(workDir, stateFile, commands string, env []string) (*shell, error) {
+// startTerminal starts a background terminal running commands; its output
+// also goes to logFile.
+func startTerminal(workDir, stateFile, logFile, commands string, env []string) (*shell, error) {
 	script := fmt.Sprintf(". %[1]q 2>/dev/null\n%[2]s\n", stateFile, commands)
-	s := &shell{dir: workDir, env: env, done: make(chan struct{})}
+	log, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	s := &shell{dir: workDir, env: env, done: make(chan struct{}), log: log}
 	s.cmd = exec.Command("bash", "--noprofile", "--norc", "-c", script)
 	s.cmd.Dir, s.cmd.Env = workDir, env
 	s.cmd.Stdout, s.cmd.Stderr = s, s
@@ -93,6 +113,10 @@ func startTerminal(workDir, stateFile, commands string, env []string) (*shell, e
 	}
 	go func() { // closes done when the terminal's command ends
 		_ = s.cmd.Wait()
+		s.mu.Lock()
+		_ = s.log.Close()
+		s.log = nil
+		s.mu.Unlock()
 		close(s.done)
 	}()
 	return s, nil
@@ -118,29 +142,88 @@ func killGroup(cmd *exec.Cmd) {
 	}
 }
 
+// ports are the ones a lab's run uses in place of the defaults its text
+// shows: fixed for the whole lab, so that a minicp restarted on the same
+// data directory is found where it was, as with the defaults.
+type ports struct {
+	api, client, peer, proxy int
+}
+
+// freePorts picks ports nobody listens on: the apiserver's, kubectl
+// proxy's, and for etcd three clients and three peers, each also 100 up
+// (for an events member).
+func freePorts() (ports, error) {
+	for try := 0; try < 100; try++ {
+		base := 20000 + rand.IntN(40000)
+		p := ports{api: base, proxy: base + 1, client: base + 10, peer: base + 20}
+		if allFree(p.api, p.proxy, p.client, p.client+1, p.client+2, p.peer, p.peer+1, p.peer+2,
+			p.client+100, p.peer+100) {
+			return p, nil
+		}
+	}
+	return ports{}, errors.New("no free ports found")
+}
+
+func allFree(ports ...int) bool {
+	for _, port := range ports {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
+}
+
+// defaults maps each default port a lab's text names to the run's.
+func (p ports) defaults() map[int]int {
+	return map[int]int{
+		8080: p.api, 8001: p.proxy,
+		2379: p.client, 2380: p.client + 1, 2381: p.client + 2, 2479: p.client + 100,
+		12380: p.peer, 12381: p.peer + 1, 12382: p.peer + 2,
+	}
+}
+
+var addressRE = regexp.MustCompile(`(127\.0\.0\.1|localhost):([0-9]+)\b`)
+
 // rewrite turns a lab's command text into what the harness runs: binaries
 // built once instead of `go run`, the lab's /tmp paths inside the test's
-// temporary directory, and minicp on free ports (the flags go first, so a
-// lab that names its own ports still gets them).
-func rewrite(commands, tmp string) string {
-	r := strings.NewReplacer(
-		"go run ./cmd/minicp", "minicp --port 0 --etcd-client-port 0 --etcd-peer-port 0",
+// temporary directory, and the run's ports for the defaults.
+func rewrite(commands, tmp string, p ports) string {
+	commands = strings.NewReplacer(
+		"go run ./cmd/minicp", fmt.Sprintf("minicp --port %d --etcd-client-port %d --etcd-peer-port %d", p.api, p.client, p.peer),
 		"go run ./cmd/minictl", "minictl",
 		"go run ./cmd/kubelet-sim", "kubelet-sim",
 		"/tmp/minicp-lab", filepath.Join(tmp, "minicp-lab"),
-		"http://127.0.0.1:8080", "$(__lab_server)",
-	)
-	return r.Replace(commands)
+		"kubectl proxy --port=8001", fmt.Sprintf("kubectl proxy --port=%d", p.proxy),
+	).Replace(commands)
+	return mapPorts(commands, p.defaults())
 }
 
-// unrewrite puts the lab's own paths back into a run's output.
-func unrewrite(output, tmp string) string {
-	return strings.ReplaceAll(output, filepath.Join(tmp, "minicp-lab"), "/tmp/minicp-lab")
+// unrewrite puts the lab's own paths and default ports back into a run's
+// output.
+func unrewrite(output, tmp string, p ports) string {
+	output = strings.ReplaceAll(output, filepath.Join(tmp, "minicp-lab"), "/tmp/minicp-lab")
+	back := map[int]int{}
+	for def, run := range p.defaults() {
+		back[run] = def
+	}
+	return mapPorts(output, back)
 }
 
-// prelude defines what rewrite refers to.
-const prelude = `__lab_server() { kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'; }
-`
+func mapPorts(text string, m map[int]int) string {
+	return addressRE.ReplaceAllStringFunc(text, func(addr string) string {
+		sub := addressRE.FindStringSubmatch(addr)
+		port, _ := strconv.Atoi(sub[2])
+		if to, ok := m[port]; ok {
+			return fmt.Sprintf("%s:%d", sub[1], to)
+		}
+		return addr
+	})
+}
+
+// prelude is sourced before a lab's first command.
+const prelude = ``
 
 func writePrelude(stateFile string) error {
 	return os.WriteFile(stateFile, []byte(prelude), 0o644)
