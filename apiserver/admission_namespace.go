@@ -41,8 +41,8 @@ type namespaceLifecycle struct {
 	namespaces *registry.Resource
 }
 
-func newNamespaceLifecycle(store registry.Interface) *namespaceLifecycle {
-	res, _ := registry.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
+func newNamespaceLifecycle(store registry.Interface, table *registry.Table) *namespaceLifecycle {
+	res, _ := table.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	return &namespaceLifecycle{store: store, namespaces: res}
 }
 

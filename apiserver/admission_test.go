@@ -45,7 +45,7 @@ func startAdmissionServer(t *testing.T, configure func(*Config), setup func(*Ser
 			t.Errorf("stopping etcd: %v", err)
 		}
 	})
-	store, err := registry.NewStore(etcd.Client(), registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func startAdmissionServer(t *testing.T, configure func(*Config), setup func(*Ser
 	if configure != nil {
 		configure(&cfg)
 	}
-	s, err := New(cfg, store, nil)
+	s, err := New(cfg, testResources, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

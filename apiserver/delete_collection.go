@@ -20,13 +20,11 @@ import (
 // upstream does. Admission sees one DELETE with no name.
 //
 // Upstream serves it on namespaced collections within a namespace and on
-// cluster-scoped collections, except namespaces (whose storage has no
-// collection delete).
+// cluster-scoped collections whose storage has a collection delete (every
+// one but namespaces): Resource.DeleteCollection.
 
 // collectionDeletable reports whether res has the deletecollection verb.
-func collectionDeletable(res *registry.Resource) bool {
-	return res.Name != "namespaces" || res.GroupVersion.Group != ""
-}
+func collectionDeletable(res *registry.Resource) bool { return res.DeleteCollection }
 
 // deleteCollectionAllowed reports whether res's collection may be deleted
 // at the path of info: not across all namespaces.

@@ -30,8 +30,7 @@ import (
 //     response's Content-Type is plain application/json.
 
 // resourceVerbs are the verbs of a resource of the table, in upstream's
-// (sorted) order: every one but namespaces can also be deleted as a
-// collection.
+// (sorted) order, deletecollection where Resource.DeleteCollection.
 func resourceVerbs(r *registry.Resource) []string {
 	if !collectionDeletable(r) {
 		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
@@ -46,12 +45,6 @@ func subresourceVerbs(sub string) []string {
 		return []string{"update"}
 	}
 	return []string{"get", "patch", "update"}
-}
-
-// resourceCategories lists the categories upstream gives our resources:
-// "kubectl get all" expands to every resource in category "all".
-var resourceCategories = map[schema.GroupResource][]string{
-	{Group: "", Resource: "pods"}: {"all"},
 }
 
 // Kubernetes version minicp reports on /version. It must stay within one

@@ -111,7 +111,7 @@ func apiResourceList(gv schema.GroupVersion, resources []*registry.Resource) *me
 			Kind:               r.Kind,
 			Verbs:              resourceVerbs(r),
 			ShortNames:         r.ShortNames,
-			Categories:         resourceCategories[r.GroupVersionResource().GroupResource()],
+			Categories:         r.Categories,
 			StorageVersionHash: storageVersionHash(r.GroupVersionKind()),
 		})
 		for _, sub := range r.Subresources {
@@ -142,7 +142,7 @@ func aggregatedVersion(version string, resources []*registry.Resource) apidiscov
 			SingularResource: r.SingularName,
 			Verbs:            resourceVerbs(r),
 			ShortNames:       r.ShortNames,
-			Categories:       resourceCategories[r.GroupVersionResource().GroupResource()],
+			Categories:       r.Categories,
 		}
 		for _, sub := range r.Subresources {
 			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{

@@ -13,13 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-
-	"minicp/registry"
 )
 
 func newDiscoveryServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(newDiscoveryHandler(registry.Resources))
+	srv := httptest.NewServer(newDiscoveryHandler(testResources.All()))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -91,7 +89,7 @@ func checkDiscoveredResources(t *testing.T, client *discovery.DiscoveryClient) {
 			found[list.GroupVersion+" "+r.Name] = r
 		}
 	}
-	for _, r := range registry.Resources {
+	for _, r := range testResources.All() {
 		got, ok := found[r.GroupVersion.String()+" "+r.Name]
 		if !ok {
 			t.Errorf("resource %s %s not discovered; got %v", r.GroupVersion, r.Name, found)

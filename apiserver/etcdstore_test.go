@@ -45,7 +45,7 @@ func startWithEtcd(t *testing.T) (*testServer, *clientv3.Client) {
 			t.Errorf("stopping etcd: %v", err)
 		}
 	})
-	store, err := registry.NewStore(etcd.Client(), registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("NewStore: %v", err)
 	}

@@ -43,7 +43,7 @@ func startTestServer(t *testing.T, store registry.Interface, configure ...func(*
 	for _, f := range configure {
 		f(&cfg)
 	}
-	s, err := New(cfg, store, nil)
+	s, err := New(cfg, testResources, store, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -165,3 +165,6 @@ func testPod(name string) *corev1.Pod {
 }
 
 const podBody = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+
+// testResources is the table the package's tests serve.
+var testResources = registry.NewBuiltinTable()

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"minicp/registry"
 )
 
 // runKubectl runs the installed kubectl against url with a fresh cache
@@ -47,7 +45,7 @@ current-context: minicp
 // without any REST resources behind them.
 func newDocumentsServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	discovery, openapi := newDiscoveryHandler(registry.Resources), newOpenAPIHandler(registry.Resources)
+	discovery, openapi := newDiscoveryHandler(testResources.All()), newOpenAPIHandler(testResources.All())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/openapi/") {
 			openapi.ServeHTTP(w, r)
@@ -65,7 +63,7 @@ func TestKubectlListsEveryResourceWithoutWarnings(t *testing.T) {
 	if stderr != "" {
 		t.Errorf("kubectl api-resources warned: %s", stderr)
 	}
-	for _, r := range registry.Resources {
+	for _, r := range testResources.All() {
 		if !strings.Contains(stdout, r.Name) || !strings.Contains(stdout, r.Kind) {
 			t.Errorf("kubectl api-resources lacks %s (%s):\n%s", r.Name, r.Kind, stdout)
 		}

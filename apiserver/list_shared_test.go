@@ -56,7 +56,7 @@ func sharedListCases() map[string]struct {
 }
 
 func mustLookup(gvr schema.GroupVersionResource) *registry.Resource {
-	res, ok := registry.Lookup(gvr)
+	res, ok := testResources.Lookup(gvr)
 	if !ok {
 		panic("no resource " + gvr.String())
 	}

@@ -25,7 +25,7 @@ import (
 
 func newOpenAPIServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(newOpenAPIHandler(registry.Resources))
+	srv := httptest.NewServer(newOpenAPIHandler(testResources.All()))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -69,7 +69,7 @@ func TestEveryKindHasAPatchOperationWithFieldValidation(t *testing.T) {
 	if len(gvs) != 2 {
 		t.Errorf("index lists %v, want core/v1 and coordination.k8s.io/v1", gvs)
 	}
-	for _, r := range registry.Resources {
+	for _, r := range testResources.All() {
 		doc, err := root.GVSpec(r.GroupVersion)
 		if err != nil {
 			t.Fatalf("GVSpec(%v): %v", r.GroupVersion, err)
@@ -220,7 +220,7 @@ func TestOpenAPIV2ServesWhatOlderKubectlReads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl's model parser rejects the document: %v", err)
 	}
-	for _, r := range registry.Resources {
+	for _, r := range testResources.All() {
 		name := "io.k8s.api." + strings.TrimSuffix(r.GroupVersion.Group, ".k8s.io") + "." + r.GroupVersion.Version + "." + r.Kind
 		if r.GroupVersion.Group == "" {
 			name = "io.k8s.api.core.v1." + r.Kind

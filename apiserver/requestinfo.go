@@ -141,11 +141,11 @@ func isWatchQuery(req *http.Request) bool {
 // that the path's shape fits it: a namespaced resource is addressed inside
 // a namespace (or listed across all of them), a cluster-scoped one never
 // is, and only known subresources exist.
-func lookupResource(info *requestInfo) (*registry.Resource, bool) {
+func (s *Server) lookupResource(info *requestInfo) (*registry.Resource, bool) {
 	if info.extraParts || info.resource == "" {
 		return nil, false
 	}
-	res, ok := registry.Lookup(info.gv.WithResource(info.resource))
+	res, ok := s.resources.Lookup(info.gv.WithResource(info.resource))
 	if !ok {
 		return nil, false
 	}
@@ -155,7 +155,7 @@ func lookupResource(info *requestInfo) (*registry.Resource, bool) {
 	if res.Namespaced && info.namespace == "" && info.name != "" {
 		return nil, false
 	}
-	if info.subresource != "" && !hasString(res.Subresources, info.subresource) {
+	if info.subresource != "" && !res.HasSubresource(info.subresource) {
 		return nil, false
 	}
 	return res, true

@@ -22,10 +22,13 @@ import (
 // Server is minicp's HTTP front end: the Kubernetes REST API over a
 // registry.Interface, plus discovery, OpenAPI, health and metrics.
 type Server struct {
-	cfg     Config
-	store   registry.Interface
-	log     *slog.Logger
-	metrics *metrics
+	cfg Config
+	// resources is the table the server serves: routing, discovery,
+	// OpenAPI, tables. Immutable.
+	resources *registry.Table
+	store     registry.Interface
+	log       *slog.Logger
+	metrics   *metrics
 
 	discovery http.Handler
 	openapi   http.Handler
@@ -55,14 +58,15 @@ type Server struct {
 	listener   net.Listener
 }
 
-// New builds a server over store. ready is the readiness check /readyz
-// runs (typically: etcd answers a quorum read); nil means always ready.
-func New(cfg Config, store registry.Interface, ready func(context.Context) error) (*Server, error) {
+// New builds a server of the resources of table over store. ready is the
+// readiness check /readyz runs (typically: etcd answers a quorum read);
+// nil means always ready.
+func New(cfg Config, table *registry.Table, store registry.Interface, ready func(context.Context) error) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if store == nil {
-		return nil, errors.New("apiserver: a registry is required")
+	if store == nil || table == nil {
+		return nil, errors.New("apiserver: a registry and its resource table are required")
 	}
 	if ready == nil {
 		ready = func(context.Context) error { return nil }
@@ -73,15 +77,16 @@ func New(cfg Config, store registry.Interface, ready func(context.Context) error
 	}
 	var chain admissionChain
 	if !hasString(cfg.DisableAdmissionPlugins, NamespaceLifecycleName) {
-		chain = append(chain, newNamespaceLifecycle(store))
+		chain = append(chain, newNamespaceLifecycle(store, table))
 	}
 	s := &Server{
 		cfg:         cfg,
+		resources:   table,
 		store:       store,
 		log:         log,
 		metrics:     newMetrics(),
-		discovery:   newDiscoveryHandler(registry.Resources),
-		openapi:     newOpenAPIHandler(registry.Resources),
+		discovery:   newDiscoveryHandler(table.All()),
+		openapi:     newOpenAPIHandler(table.All()),
 		health:      newHealthHandler(ready),
 		admission:   chain,
 		extra:       map[string]http.Handler{},
@@ -202,7 +207,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	info := parseRequestInfo(req)
 	var res *registry.Resource
 	if info.isResource {
-		res, _ = lookupResource(info)
+		res, _ = s.lookupResource(info)
 	}
 	rec := &recorder{ResponseWriter: w}
 	if s.phasesHeaderOn() {

@@ -62,7 +62,7 @@ func TestShutdownEndsOpenWatchesAndStopsListening(t *testing.T) {
 	store := newFakeStore()
 	cfg := NewConfig()
 	cfg.Port = 0
-	s, err := New(cfg, store, nil)
+	s, err := New(cfg, testResources, store, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestShutdownWaitsForInFlightWrites(t *testing.T) {
 	cfg := NewConfig()
 	cfg.Port = 0
 	cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName} // the fake store has no namespaces
-	s, err := New(cfg, store, nil)
+	s, err := New(cfg, testResources, store, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -260,7 +260,7 @@ func TestPathsAreSplitAsUpstreamDoes(t *testing.T) {
 		if !info.isResource || info.gv.Group != tc.group || info.namespace != tc.namespace || info.resource != tc.resource || info.name != tc.name || info.subresource != tc.sub {
 			t.Errorf("%s: got %+v", tc.path, info)
 		}
-		if _, ok := lookupResource(info); !ok {
+		if _, ok := (&Server{resources: testResources}).lookupResource(info); !ok {
 			t.Errorf("%s: no resource found", tc.path)
 		}
 	}
@@ -287,7 +287,7 @@ func TestRequestsAreCountedWithUpstreamLabels(t *testing.T) {
 }
 
 func TestHandleServesExtraEndpointsAndTheirSubpaths(t *testing.T) {
-	s, err := New(NewConfig(), newFakeStore(), nil)
+	s, err := New(NewConfig(), testResources, newFakeStore(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

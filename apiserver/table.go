@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"minicp/registry"
 )
@@ -16,31 +15,11 @@ import (
 // kubectl get does not format objects itself: it asks the server for a
 // Table (Accept: application/json;as=Table;g=meta.k8s.io;v=v1) and prints
 // the columns it receives. The server therefore decides what "kubectl get
-// pods" shows. This file turns objects into Tables; table_printers.go
-// holds the columns and cells of each kind, after upstream's printers.
+// pods" shows. This file turns objects into Tables; the columns and cells
+// of each kind are its descriptor's Printer (registry.Resource.Printer).
 //
 // As upstream, the server always fills every column, the "wide" ones
 // (priority 1) included; kubectl drops them unless -o wide is given.
-
-// tablePrinter knows the columns of one kind and how to fill a row.
-type tablePrinter struct {
-	columns []metav1.TableColumnDefinition
-	// row returns the cells (and conditions) of obj's row, its Object left
-	// empty. now is the instant ages are computed against.
-	row func(obj runtime.Object, now time.Time) (metav1.TableRow, error)
-}
-
-// printerOf adapts a printer written for one concrete type.
-func printerOf[T any](columns []metav1.TableColumnDefinition, row func(T, time.Time) metav1.TableRow) tablePrinter {
-	return tablePrinter{columns: columns, row: func(obj runtime.Object, now time.Time) (metav1.TableRow, error) {
-		typed, ok := obj.(T)
-		if !ok {
-			var want T
-			return metav1.TableRow{}, fmt.Errorf("table printer for %T cannot print %T", want, obj)
-		}
-		return row(typed, now), nil
-	}}
-}
 
 var (
 	metaV1         = schema.GroupVersion{Group: metav1.GroupName, Version: "v1"}
@@ -55,13 +34,10 @@ func toTable(obj runtime.Object, res *registry.Resource, opts metav1.TableOption
 
 // toTableAt is toTable with ages computed against now.
 func toTableAt(obj runtime.Object, res *registry.Resource, opts metav1.TableOptions, now time.Time) (*metav1.Table, error) {
-	printer, ok := tablePrinters[res.GroupVersionKind().GroupKind()]
-	if !ok {
-		printer = defaultTablePrinter
-	}
+	printer := res.PrinterOf()
 	table := &metav1.Table{TypeMeta: tableTypeMeta}
 	if !opts.NoHeaders {
-		table.ColumnDefinitions = printer.columns
+		table.ColumnDefinitions = printer.Columns
 	}
 	items := []runtime.Object{obj}
 	if meta.IsListType(obj) {
@@ -84,7 +60,7 @@ func toTableAt(obj runtime.Object, res *registry.Resource, opts metav1.TableOpti
 	}
 	table.Rows = make([]metav1.TableRow, 0, len(items))
 	for _, item := range items {
-		row, err := printer.row(item, now)
+		row, err := printer.Row(item, now)
 		if err != nil {
 			return nil, err
 		}
@@ -118,30 +94,4 @@ func rowObject(item runtime.Object, res *registry.Resource, include metav1.Inclu
 	default:
 		return runtime.RawExtension{}, fmt.Errorf("unknown includeObject %q", include)
 	}
-}
-
-// defaultTablePrinter is upstream's table for resources without their own
-// printer: the name and the creation time.
-var defaultTablePrinter = printerOf(
-	[]metav1.TableColumnDefinition{
-		nameColumn,
-		{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
-	},
-	func(obj metav1.Object, _ time.Time) metav1.TableRow {
-		return metav1.TableRow{Cells: []any{obj.GetName(), obj.GetCreationTimestamp().UTC().Format(time.RFC3339)}}
-	},
-)
-
-var (
-	nameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]}
-	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
-)
-
-// age prints how long ago t was as kubectl does ("5m", "3d4h"), or
-// "<unknown>" for the zero time.
-func age(t time.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t))
 }

@@ -23,7 +23,7 @@ func ago(d time.Duration) metav1.Time { return metav1.NewTime(tableNow.Add(-d)) 
 func resourceFor(t *testing.T, group, resource string) *registry.Resource {
 	t.Helper()
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}
-	res, ok := registry.Lookup(gvr)
+	res, ok := testResources.Lookup(gvr)
 	if !ok {
 		t.Fatalf("no resource %v", gvr)
 	}

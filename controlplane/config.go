@@ -23,6 +23,10 @@ const (
 // Config is the whole control plane's configuration. NewConfig returns
 // minicp's defaults; AddFlags binds every field to a command-line flag.
 type Config struct {
+	// Resources is the table the stack serves, handed to the registry,
+	// the watch cache and the apiserver. NewConfig sets the built-in
+	// kinds (registry.NewBuiltinTable); nil means the same.
+	Resources *registry.Table
 	// DataDir holds the embedded etcd's data and the kubeconfig.
 	DataDir string
 	// EtcdServers, when set, points minicp at an existing etcd cluster and
@@ -52,6 +56,7 @@ type Config struct {
 // NewConfig returns the defaults a learner gets from `go run ./cmd/minicp`.
 func NewConfig() Config {
 	return Config{
+		Resources:              registry.NewBuiltinTable(),
 		DataDir:                "./minicp-data",
 		StorageMediaType:       MediaTypeProtobuf,
 		EventTTL:               time.Hour,
@@ -117,7 +122,30 @@ func (c *Config) Validate() error {
 	if err := c.Triage.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateServed()...)
 	return errors.Join(errs...)
+}
+
+// validateServed checks the flags that name resources against the table:
+// --etcd-servers-overrides and --watch-cache-sizes.
+func (c *Config) validateServed() []error {
+	table := c.Resources
+	if table == nil {
+		table = registry.NewBuiltinTable()
+	}
+	var errs []error
+	overrides, _ := parseOverrides(c.Triage.EtcdServersOverrides) // malformed entries: Triage.Validate
+	for gr := range overrides {
+		if _, ok := table.LookupGroupResource(gr); !ok {
+			errs = append(errs, fmt.Errorf("--etcd-servers-overrides: minicp serves no resource %q", gr))
+		}
+	}
+	for name := range c.WatchCache.Sizes {
+		if _, err := table.Parse(name); err != nil {
+			errs = append(errs, fmt.Errorf("--watch-cache-sizes: %w", err))
+		}
+	}
+	return errs
 }
 
 // embeddedEtcd is the embedded etcd's configuration: the etcd flags, the

@@ -59,6 +59,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if cfg.APIServer.Logger == nil {
 		cfg.APIServer.Logger = cfg.Logger
 	}
+	if cfg.Resources == nil {
+		cfg.Resources = registry.NewBuiltinTable()
+	}
 	cp := &ControlPlane{cfg: cfg, logger: cfg.Logger}
 	defer func() {
 		if err != nil {
@@ -78,7 +81,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startTriage(ctx); err != nil {
 		return nil, err
 	}
-	cp.store, err = registry.NewStore(cp.etcdClient, cp.triage.storeOptions(registry.Options{
+	cp.store, err = registry.NewStore(cp.etcdClient, cfg.Resources, cp.triage.storeOptions(registry.Options{
 		StorageMediaType: cfg.StorageMediaType,
 		EventTTL:         cfg.EventTTL,
 		KeyTTL:           cfg.Nodes.keyTTL(),
@@ -94,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startWatchCache(ctx); err != nil {
 		return nil, err
 	}
-	cp.api, err = apiserver.New(cfg.APIServer, cp.cache, cp.etcdReady)
+	cp.api, err = apiserver.New(cfg.APIServer, cfg.Resources, cp.cache, cp.etcdReady)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +168,10 @@ func (cp *ControlPlane) etcdReachable(ctx context.Context) error {
 // restart they exist already and are only read, so that minicp also starts
 // on an etcd whose NOSPACE alarm refuses writes.
 func (cp *ControlPlane) ensureNamespaces(ctx context.Context) error {
-	res, _ := registry.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	res, ok := cp.cfg.Resources.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	if !ok {
+		return errors.New("the resource table has no namespaces")
+	}
 	for _, name := range DefaultNamespaces {
 		if _, err := cp.store.Get(ctx, res, "", name, registry.GetOptions{}); err == nil {
 			continue
@@ -251,3 +257,6 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 }
 
 func (c *Config) etcdDataDir() string { return filepath.Join(c.DataDir, "etcd") }
+
+// Resources is the table the stack serves.
+func (cp *ControlPlane) Resources() *registry.Table { return cp.cfg.Resources }

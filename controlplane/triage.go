@@ -103,10 +103,6 @@ func parseOverrides(entries []string) (map[schema.GroupResource][]string, error)
 			continue
 		}
 		gr := schema.GroupResource{Group: group, Resource: resource}
-		if !servesResource(gr) {
-			errs = append(errs, fmt.Errorf("--etcd-servers-overrides entry %q: minicp serves no resource %q", entry, gr))
-			continue
-		}
 		var urls []string
 		for _, s := range strings.Split(servers, ";") {
 			if u, err := url.Parse(s); err != nil || u.Host == "" {
@@ -118,15 +114,6 @@ func parseOverrides(entries []string) (map[schema.GroupResource][]string, error)
 		out[gr] = urls
 	}
 	return out, errors.Join(errs...)
-}
-
-func servesResource(gr schema.GroupResource) bool {
-	for _, res := range registry.Resources {
-		if res.GroupVersionResource().GroupResource() == gr {
-			return true
-		}
-	}
-	return false
 }
 
 // triage is what the triage pieces hold at run time.

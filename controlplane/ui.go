@@ -15,6 +15,7 @@ func (cp *ControlPlane) registerUI() {
 		grace = cp.cfg.Nodes.Controller.GracePeriod
 	}
 	ui.New(ui.Config{
+		Resources:   cp.cfg.Resources,
 		Store:       cp.cache,
 		Cache:       cp.cache,
 		EtcdClient:  cp.etcdClient,

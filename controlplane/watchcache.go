@@ -22,7 +22,7 @@ func (cp *ControlPlane) startWatchCache(ctx context.Context) error {
 	if cfg.Logger == nil {
 		cfg.Logger = cp.logger
 	}
-	cache, err := watchcache.New(cp.store, cfg)
+	cache, err := watchcache.New(cp.store, cp.cfg.Resources, cfg)
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ func TestCompactingToAFutureRevisionIsRefusedAndChangesNothing(t *testing.T) {
 
 func mustConfigMaps(t *testing.T) *registry.Resource {
 	t.Helper()
-	res, ok := registry.Lookup(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	res, ok := registry.NewBuiltinTable().Lookup(corev1.SchemeGroupVersion.WithResource("configmaps"))
 	if !ok {
 		t.Fatal("no configmaps resource")
 	}

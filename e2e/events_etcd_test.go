@@ -164,9 +164,9 @@ func TestEtcdServersOverridesSendEventsToAnotherCluster(t *testing.T) {
 func TestAnOverrideForAResourceMinicpDoesNotServeIsRefused(t *testing.T) {
 	cfg := controlplane.NewConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.Triage.EtcdServersOverrides = []string{"apps/deployments#http://127.0.0.1:2479"}
+	cfg.Triage.EtcdServersOverrides = []string{"example.com/widgets#http://127.0.0.1:2479"}
 	if err := cfg.Validate(); err == nil {
-		t.Error("an override for apps/deployments was accepted")
+		t.Error("an override for example.com/widgets was accepted")
 	}
 	cfg.Triage.EtcdServersOverrides = []string{"/events#http://127.0.0.1:2479"}
 	cfg.Triage.EmbeddedEventsEtcd = true

@@ -31,10 +31,11 @@ func TestStoreConformance(t *testing.T) {
 				t.Errorf("closing etcd: %v", err)
 			}
 		})
-		store, err := registry.NewStore(cluster.Client(), registry.Options{TooLargeResourceVersionWait: storagetest.TooLargeWait})
+		resources := registry.NewBuiltinTable()
+		store, err := registry.NewStore(cluster.Client(), resources, registry.Options{TooLargeResourceVersionWait: storagetest.TooLargeWait})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return storagetest.Harness{Storage: store, Etcd: cluster.Client()}
+		return storagetest.Harness{Storage: store, Resources: resources, Etcd: cluster.Client()}
 	})
 }

@@ -30,7 +30,7 @@ func (s *Store) Delete(ctx context.Context, res *Resource, namespace, name strin
 	if err != nil {
 		return nil, err
 	}
-	graceful := strategyFor(res).gracefulDelete
+	graceful := res.strategy().GracefulDelete
 	for {
 		if state.obj == nil {
 			return nil, notFound(res, name)
@@ -38,17 +38,17 @@ func (s *Store) Delete(ctx context.Context, res *Resource, namespace, name strin
 		if err := checkPreconditions(res, name, key, opts.Preconditions, state.obj); err != nil {
 			return nil, err
 		}
-		action := deleteNow
+		action := DeleteNow
 		marked := state.obj.DeepCopyObject()
 		if graceful != nil {
 			action = graceful(marked, s.opts.Now())
 		}
 		switch {
-		case action == deleteWait, opts.DryRun && action == deleteNow:
+		case action == DeleteWait, opts.DryRun && action == DeleteNow:
 			return state.obj, nil
 		case opts.DryRun:
 			return marked, nil
-		case action == deleteMark:
+		case action == DeleteMark:
 			out, fresh, err := s.markForDeletion(ctx, res, key, state, marked)
 			if fresh == nil {
 				return out, err

@@ -58,10 +58,24 @@
 //     closed, when its context ends or Stop is called, whether or not the
 //     consumer reads.
 //
-// Strategies (strategy*.go) hold what differs between resources: defaulting
-// (a pod gets restartPolicy Always, a QoS class, ...), validation (422
-// Invalid with field causes) and which parts an update may change (a status
-// update keeps the spec, a main update keeps the status).
+// # One descriptor per resource
+//
+// Everything that makes a resource different from another is one field of
+// its Resource (resource.go): names and scope, etcd key prefix, storage
+// media type, TTL policy (events' leases), Strategy, selectable fields,
+// watch cache indexes and window, subresources, scale, printer columns,
+// create-on-update, collection delete. The built-in kinds are the entries
+// of Builtin (builtin*.go); NewTable checks a set of them and makes the
+// immutable Table that one running stack hands to its Store, its watch
+// cache and its apiserver. No package keeps a list of resources of its
+// own, and no code decides behaviour by comparing resource names.
+//
+// Strategies (strategy*.go) hold what differs between resources' writes:
+// defaulting (a pod gets restartPolicy Always, a QoS class, ...),
+// validation (422 Invalid with field causes) and which parts an update may
+// change (a status update keeps the spec, a main update keeps the status).
+// Printers (printer*.go, printers_*.go) are the columns `kubectl get`
+// shows, after upstream's.
 //
 // Every etcd request goes through one client wrapper (etcdclient.go): it
 // sends the keys of resources moved by Options.EtcdOverrides (events, as

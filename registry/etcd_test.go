@@ -41,6 +41,9 @@ func startEtcd(t *testing.T, configure ...func(*embedetcd.Config)) *clientv3.Cli
 	return cluster.Client()
 }
 
+// testResources is the table the package's tests serve.
+var testResources = NewBuiltinTable()
+
 // newTestStore starts etcd and returns a Store on it with the "default"
 // namespace created.
 func newTestStore(t *testing.T, opts Options, configure ...func(*embedetcd.Config)) (*Store, *clientv3.Client) {
@@ -49,7 +52,7 @@ func newTestStore(t *testing.T, opts Options, configure ...func(*embedetcd.Confi
 	if opts.TooLargeResourceVersionWait == 0 {
 		opts.TooLargeResourceVersionWait = 200 * time.Millisecond
 	}
-	s, err := NewStore(client, opts)
+	s, err := NewStore(client, testResources, opts)
 	if err != nil {
 		t.Fatalf("NewStore: %v", err)
 	}
@@ -66,7 +69,7 @@ func testContext(t *testing.T) context.Context {
 
 func mustResource(t *testing.T, gv schema.GroupVersion, name string) *Resource {
 	t.Helper()
-	res, ok := Lookup(gv.WithResource(name))
+	res, ok := testResources.Lookup(gv.WithResource(name))
 	if !ok {
 		t.Fatalf("no resource %s in %s", name, gv)
 	}

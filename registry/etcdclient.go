@@ -66,17 +66,18 @@ type etcdRoute struct {
 // etcdBackends is the set of etcd clusters a Store uses and the hook in
 // front of them. It is immutable once built.
 type etcdBackends struct {
-	main   *clientv3.Client
-	routes []etcdRoute
-	hook   FaultHook // nil: no faults
+	main      *clientv3.Client
+	routes    []etcdRoute
+	hook      FaultHook // nil: no faults
+	resources *Table    // names the resource of a key for metrics and faults
 }
 
 // newEtcdBackends routes the resources of overrides to their clients and
 // everything else to main.
-func newEtcdBackends(main *clientv3.Client, overrides map[schema.GroupResource]*clientv3.Client, hook FaultHook) (*etcdBackends, error) {
-	b := &etcdBackends{main: main, hook: hook}
+func newEtcdBackends(main *clientv3.Client, resources *Table, overrides map[schema.GroupResource]*clientv3.Client, hook FaultHook) (*etcdBackends, error) {
+	b := &etcdBackends{main: main, hook: hook, resources: resources}
 	for gr, client := range overrides {
-		res, ok := lookupGroupResource(gr)
+		res, ok := resources.LookupGroupResource(gr)
 		if !ok {
 			return nil, fmt.Errorf("registry: etcd override for %q: minicp serves no such resource", gr)
 		}
@@ -86,16 +87,6 @@ func newEtcdBackends(main *clientv3.Client, overrides map[schema.GroupResource]*
 		b.routes = append(b.routes, etcdRoute{prefix: res.Prefix + "/", client: client})
 	}
 	return b, nil
-}
-
-// lookupGroupResource finds a resource of the table by group and plural name.
-func lookupGroupResource(gr schema.GroupResource) (*Resource, bool) {
-	for _, res := range Resources {
-		if qualifiedResource(res) == gr {
-			return res, true
-		}
-	}
-	return nil, false
 }
 
 // leaseClient is the cluster that grants the etcd leases of res's keys.
@@ -155,19 +146,19 @@ func (k *measuredKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 	case len(op.RangeBytes()) > 0:
 		operation = "list"
 	}
-	return do(ctx, k.b, EtcdRange, operation, resourceOfKey(op.KeyBytes()), func() (*clientv3.GetResponse, error) {
+	return do(ctx, k.b, EtcdRange, operation, k.b.resourceOfKey(op.KeyBytes()), func() (*clientv3.GetResponse, error) {
 		return k.b.clientForKey(op.KeyBytes()).Get(ctx, key, opts...)
 	})
 }
 
 func (k *measuredKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
-	return do(ctx, k.b, EtcdTxn, "update", resourceOfKey([]byte(key)), func() (*clientv3.PutResponse, error) {
+	return do(ctx, k.b, EtcdTxn, "update", k.b.resourceOfKey([]byte(key)), func() (*clientv3.PutResponse, error) {
 		return k.b.clientForKey([]byte(key)).Put(ctx, key, val, opts...)
 	})
 }
 
 func (k *measuredKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
-	return do(ctx, k.b, EtcdTxn, "delete", resourceOfKey([]byte(key)), func() (*clientv3.DeleteResponse, error) {
+	return do(ctx, k.b, EtcdTxn, "delete", k.b.resourceOfKey([]byte(key)), func() (*clientv3.DeleteResponse, error) {
 		return k.b.clientForKey([]byte(key)).Delete(ctx, key, opts...)
 	})
 }
@@ -194,7 +185,7 @@ func (k *measuredKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpRespons
 		}
 		return resp.OpResponse(), nil
 	}
-	return do(ctx, k.b, EtcdTxn, "update", resourceOfKey(op.KeyBytes()), func() (clientv3.OpResponse, error) {
+	return do(ctx, k.b, EtcdTxn, "update", k.b.resourceOfKey(op.KeyBytes()), func() (clientv3.OpResponse, error) {
 		return k.b.clientForKey(op.KeyBytes()).Do(ctx, op)
 	})
 }
@@ -245,7 +236,7 @@ func (t *measuredTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 
 func (t *measuredTxn) Commit() (*clientv3.TxnResponse, error) {
 	key := t.firstKey()
-	return do(t.ctx, t.b, EtcdTxn, t.operation(), resourceOfKey(key), func() (*clientv3.TxnResponse, error) {
+	return do(t.ctx, t.b, EtcdTxn, t.operation(), t.b.resourceOfKey(key), func() (*clientv3.TxnResponse, error) {
 		return t.b.clientForKey(key).Txn(t.ctx).If(t.cmps...).Then(t.thens...).Else(t.elses...).Commit()
 	})
 }
@@ -295,7 +286,7 @@ func (w *measuredWatcher) Watch(ctx context.Context, key string, opts ...clientv
 	if w.b.hook == nil {
 		return in
 	}
-	resource := resourceOfKey([]byte(key))
+	resource := w.b.resourceOfKey([]byte(key))
 	out := make(chan clientv3.WatchResponse)
 	go func() {
 		// Deferred in this order so that out is closed first (the consumer

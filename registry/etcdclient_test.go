@@ -115,7 +115,7 @@ func TestTheFaultHookDelaysReadsAndFailsWrites(t *testing.T) {
 		seen:  map[EtcdOp]int{},
 	}
 	client := startEtcd(t)
-	s, err := NewStore(client, Options{Faults: faults})
+	s, err := NewStore(client, testResources, Options{Faults: faults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestTheFaultHookDelaysReadsAndFailsWrites(t *testing.T) {
 func TestAFailingWatchHookEndsTheWatch(t *testing.T) {
 	faults := &fakeFaults{fail: map[EtcdOp]error{EtcdWatch: errors.New("cut")}, seen: map[EtcdOp]int{}}
 	client := startEtcd(t)
-	s, err := NewStore(client, Options{Faults: faults})
+	s, err := NewStore(client, testResources, Options{Faults: faults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestAFailingWatchHookEndsTheWatch(t *testing.T) {
 func TestOverriddenEventsLiveOnlyInTheirOwnCluster(t *testing.T) {
 	main, eventsClient := startEtcd(t), startEtcd(t)
 	eventsGR := schema.GroupResource{Resource: "events"}
-	s, err := NewStore(main, Options{EtcdOverrides: map[schema.GroupResource]*clientv3.Client{eventsGR: eventsClient}})
+	s, err := NewStore(main, testResources, Options{EtcdOverrides: map[schema.GroupResource]*clientv3.Client{eventsGR: eventsClient}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ package registry
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,7 +85,7 @@ const DefaultObjectCountPeriod = time.Minute
 // as operation "listWithCount", as upstream does).
 func (s *Store) CountObjects(ctx context.Context) error {
 	var errs []error
-	for _, res := range Resources {
+	for _, res := range s.resources.All() {
 		resp, err := s.client.Get(ctx, keyPrefixFor(res, ""), clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err != nil {
 			errs = append(errs, storageError(err))
@@ -117,12 +116,9 @@ func (s *Store) RunObjectCounter(ctx context.Context, period time.Duration) {
 // resourceOfKey names the resource an etcd key belongs to as the `type`
 // label and the fault hook see it ("pods", "leases.coordination.k8s.io"),
 // or "" for keys outside the resource table.
-func resourceOfKey(key []byte) string {
-	k := string(key)
-	for _, res := range Resources {
-		if k == res.Prefix || strings.HasPrefix(k, res.Prefix+"/") {
-			return qualifiedResource(res).String()
-		}
+func (b *etcdBackends) resourceOfKey(key []byte) string {
+	if res := b.resources.ForKey(string(key)); res != nil {
+		return res.GroupResource().String()
 	}
 	return ""
 }

@@ -29,30 +29,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// deleteAction is what a DELETE does to a resource whose strategy makes
-// deletion take more than one step.
-type deleteAction int
-
-const (
-	deleteNow  deleteAction = iota // remove the key
-	deleteMark                     // store the object as the strategy changed it (e.g. Terminating)
-	deleteWait                     // change nothing: finalizers are still pending
-)
-
 // terminateNamespace is the namespaces' gracefulDelete: ns is a copy of
 // the stored namespace, which it may mark.
-func terminateNamespace(obj runtime.Object, now time.Time) deleteAction {
+func terminateNamespace(obj runtime.Object, now time.Time) DeleteAction {
 	ns := obj.(*corev1.Namespace)
 	switch {
 	case len(ns.Spec.Finalizers) == 0:
-		return deleteNow
+		return DeleteNow
 	case ns.DeletionTimestamp != nil:
-		return deleteWait
+		return DeleteWait
 	}
 	stamp := metav1.NewTime(now)
 	ns.DeletionTimestamp = &stamp
 	ns.Status.Phase = corev1.NamespaceTerminating
-	return deleteMark
+	return DeleteMark
 }
 
 // namespaceFinished is the namespaces' deleteDuringUpdate: a terminating

@@ -1,34 +1,160 @@
 package registry
 
 import (
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Resource describes one REST resource: its names as discovery shows them,
-// where its objects live in etcd, and how to make empty objects of it.
+// Resource is the one description of a REST resource: everything that makes
+// it different from any other resource is a field here, and nothing
+// elsewhere in minicp decides behaviour by comparing resource names. The
+// Store, the watch cache and the apiserver read these fields; a built-in
+// kind is one Resource in Builtin (builtin*.go) plus, where upstream
+// defaults or validates something clients depend on, a Strategy.
+//
+// A Resource is immutable once it is in a Table: build it, hand it to
+// NewTable, and never change it afterwards (every request reads it without
+// a lock).
+//
+// Fields are grouped by who reads them:
+//
+//   - names and scope: discovery, routing, OpenAPI, error messages;
+//   - storage (Prefix, StorageMediaType, TTL): the Store;
+//   - behaviour (Strategy, SelectableFields, AllowCreateOnUpdate,
+//     DeleteCollection, Subresources, Scale): the Store and the apiserver;
+//   - reading (Indexes, WatchCacheSize): the watch cache;
+//   - presentation (Printer, Categories, ShortNames): the apiserver.
+//
+// The zero value of every optional field is what most resources want.
 type Resource struct {
+	// GroupVersion is the group and version the resource is served and
+	// stored at ("" for the core group): minicp serves one version of each.
 	GroupVersion schema.GroupVersion
-	Name         string // plural, as in the URL: "pods"
+	// Name is the plural, as in the URL: "pods", "deployments".
+	Name string
+	// SingularName, Kind and ListKind as discovery shows them:
+	// "pod", "Pod", "PodList".
 	SingularName string
 	Kind         string
 	ListKind     string
-	ShortNames   []string
-	Namespaced   bool
-	// Prefix is the etcd key prefix without the trailing slash, exactly as
-	// upstream: "/registry/pods". Keys are Prefix/<namespace>/<name> for
-	// namespaced resources and Prefix/<name> otherwise.
-	Prefix string
-	// Subresources the apiserver routes ("status"; "finalize" for namespaces).
-	Subresources []string
-	// AllowCreateOnUpdate lets PUT create a missing object, as upstream does
-	// for leases, events and nodes.
-	AllowCreateOnUpdate bool
+	// ShortNames are kubectl's abbreviations ("po"); Categories the
+	// groups kubectl expands ("all" in `kubectl get all`).
+	ShortNames []string
+	Categories []string
+	// Namespaced is the scope: true for objects that live in a namespace.
+	Namespaced bool
 
+	// Prefix is the etcd key prefix without the trailing slash, exactly as
+	// upstream: "/registry/pods", "/registry/minions" for nodes,
+	// "/registry/services/specs" for services. Keys are
+	// Prefix/<namespace>/<name> for namespaced resources and Prefix/<name>
+	// otherwise (KeyFor). Two resources may share a prefix only when they
+	// are two versions of the same objects (core/v1 and events.k8s.io/v1
+	// events), and then they must have the same scope.
+	Prefix string
+	// StorageMediaType fixes how this resource's objects are encoded in
+	// etcd: MediaTypeProtobuf or MediaTypeJSON. Empty: the stack's
+	// --storage-media-type (Options.StorageMediaType). Kinds with no
+	// protobuf form (custom resources, upstream) say MediaTypeJSON.
+	StorageMediaType string
+	// TTL is how the resource's keys are bound to etcd leases: TTLNone
+	// (plain keys) or TTLEvent (a lease of --event-ttl shared by the writes
+	// of a short window, so that etcd deletes the key on its own, as
+	// upstream does for events). minicp's Node Lease binding is per
+	// object, not per resource: see Options.KeyTTL.
+	TTL TTLPolicy
+
+	// Strategy holds the resource's defaulting, validation and update
+	// rules (strategy.go). Nil: metadata-only rules (DefaultStrategy):
+	// names are DNS subdomains, and an update may change anything.
+	Strategy *Strategy
+	// SelectableFields returns the fields a field selector may name for
+	// obj beyond metadata.name (and metadata.namespace for namespaced
+	// resources), with obj's values, as upstream's GetAttrs/
+	// ToSelectableFields do ("spec.nodeName" for pods). Nil: those two
+	// only. A selector naming another field is a 400.
+	SelectableFields func(obj runtime.Object) fields.Set
+	// AllowCreateOnUpdate lets PUT create a missing object (upstream: yes
+	// for events and leases, no for everything else, nodes included).
+	AllowCreateOnUpdate bool
+	// DeleteCollection is the deletecollection verb: DELETE on the
+	// collection path removes every object the selectors match (upstream
+	// serves it on every resource but namespaces).
+	DeleteCollection bool
+	// Subresources the apiserver routes besides the object itself:
+	// "status" (the Strategy's PrepareForStatusUpdate decides what it may
+	// change), "scale" (Scale says how), "finalize" (namespaces).
+	// Subresources that need a running container (pods' log, exec,
+	// attach, portforward) are never listed: minicp runs none.
+	Subresources []string
+	// Scale maps the object to and from the autoscaling/v1 Scale served at
+	// its "scale" subresource (`kubectl scale`). Nil: no scale.
+	Scale *ScaleRules
+
+	// Indexes are the field-selector indexes the watch cache keeps: a LIST
+	// or WATCH whose field selector requires Index.Field to equal a value
+	// reads only the objects with that value and wakes only the watchers
+	// that asked for it (a kubelet's spec.nodeName=<node> over all pods).
+	// Every Index.Field must be one of SelectableFields.
+	Indexes []Index
+	// WatchCacheSize is the resource's default watch window (events kept
+	// in memory) when --watch-cache-sizes does not name it; 0 uses
+	// --default-watch-cache-size. Resources that change most (pods, every
+	// node's Lease renewal) get larger windows.
+	WatchCacheSize int
+
+	// Printer is what `kubectl get` shows (its Table columns and rows).
+	// Nil: Name and Age, as upstream's default table convertor.
+	Printer *Printer
+
+	// New and NewList return empty objects of the resource's Go types.
 	New     func() runtime.Object
 	NewList func() runtime.Object
+}
+
+// TTLPolicy says how a resource's keys are bound to etcd leases.
+type TTLPolicy int
+
+const (
+	// TTLNone: plain keys, which live until deleted.
+	TTLNone TTLPolicy = iota
+	// TTLEvent: every write binds the key to a lease of Options.EventTTL
+	// (--event-ttl), shared by the writes of a short window (lease.go).
+	TTLEvent
+)
+
+// Index is one field-selector index of the watch cache.
+type Index struct {
+	// Field is the field selector the index serves, e.g. "spec.nodeName".
+	Field string
+	// Value returns obj's value of Field. It must be cheap: the watch cache
+	// calls it for every event it stores.
+	Value func(obj runtime.Object) string
+}
+
+// ScaleRules reads and writes the replicas of a scalable object.
+type ScaleRules struct {
+	// Replicas returns spec.replicas, status.replicas and the label
+	// selector of the pods (as a string, status.selector).
+	Replicas func(obj runtime.Object) (spec, status int32, selector string)
+	// SetReplicas sets spec.replicas.
+	SetReplicas func(obj runtime.Object, replicas int32)
+}
+
+// Printer turns objects into the rows of the Table `kubectl get` prints
+// (Accept: application/json;as=Table;g=meta.k8s.io;v=v1).
+type Printer struct {
+	// Columns are the table's column definitions. As upstream, every
+	// column is always filled; kubectl hides Priority 1 columns unless
+	// -o wide.
+	Columns []metav1.TableColumnDefinition
+	// Row returns obj's cells (and conditions), Object left empty; now is
+	// the instant ages are computed against.
+	Row func(obj runtime.Object, now time.Time) (metav1.TableRow, error)
 }
 
 // GroupVersionResource returns the resource's identity for routing.
@@ -41,51 +167,26 @@ func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
 	return r.GroupVersion.WithKind(r.Kind)
 }
 
-var (
-	coreV1         = corev1.SchemeGroupVersion
-	coordinationV1 = coordinationv1.SchemeGroupVersion
-)
-
-// Resources is the table of every resource minicp serves, in discovery order.
-var Resources = []*Resource{
-	{
-		GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
-		ShortNames: []string{"ns"}, Prefix: "/registry/namespaces", Subresources: []string{"status", "finalize"},
-		New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
-	},
-	{
-		GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node", ListKind: "NodeList",
-		ShortNames: []string{"no"}, Prefix: "/registry/minions", Subresources: []string{"status"}, AllowCreateOnUpdate: false,
-		New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
-	},
-	{
-		GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", ListKind: "PodList",
-		ShortNames: []string{"po"}, Namespaced: true, Prefix: "/registry/pods", Subresources: []string{"status"},
-		New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
-	},
-	{
-		GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", ListKind: "ConfigMapList",
-		ShortNames: []string{"cm"}, Namespaced: true, Prefix: "/registry/configmaps",
-		New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
-	},
-	{
-		GroupVersion: coreV1, Name: "events", SingularName: "event", Kind: "Event", ListKind: "EventList",
-		ShortNames: []string{"ev"}, Namespaced: true, Prefix: "/registry/events", AllowCreateOnUpdate: true,
-		New: func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} },
-	},
-	{
-		GroupVersion: coordinationV1, Name: "leases", SingularName: "lease", Kind: "Lease", ListKind: "LeaseList",
-		Namespaced: true, Prefix: "/registry/leases", AllowCreateOnUpdate: true,
-		New: func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
-	},
+// GroupResource names the resource as upstream's flags, metrics and error
+// messages do: "pods", "leases.coordination.k8s.io".
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.GroupVersion.Group, Resource: r.Name}
 }
 
-// Lookup finds a resource by group, version and plural name.
-func Lookup(gvr schema.GroupVersionResource) (*Resource, bool) {
-	for _, r := range Resources {
-		if r.GroupVersionResource() == gvr {
-			return r, true
+// HasSubresource reports whether the apiserver routes name under the resource.
+func (r *Resource) HasSubresource(name string) bool {
+	for _, s := range r.Subresources {
+		if s == name {
+			return true
 		}
 	}
-	return nil, false
+	return false
+}
+
+// strategy returns the resource's rules, DefaultStrategy when it has none.
+func (r *Resource) strategy() *Strategy {
+	if r.Strategy != nil {
+		return r.Strategy
+	}
+	return DefaultStrategy
 }

@@ -6,10 +6,6 @@ package registry
 
 import (
 	"fmt"
-	"strconv"
-
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -58,44 +54,19 @@ func (p *predicate) matches(obj runtime.Object) bool {
 	return p.label.Matches(labels.Set(m.GetLabels())) && p.field.Matches(selectableFields(p.res, obj))
 }
 
-// selectableFields returns the fields a field selector may name for obj's
-// kind, with obj's values (upstream's ToSelectableFields per strategy).
+// selectableFields returns the fields a field selector may name for obj,
+// with obj's values: metadata.name, metadata.namespace for namespaced
+// resources, and the resource's own SelectableFields.
 func selectableFields(res *Resource, obj runtime.Object) fields.Set {
 	set := fields.Set{}
+	if res.SelectableFields != nil {
+		set = res.SelectableFields(obj)
+	}
 	if m, err := meta.Accessor(obj); err == nil {
 		set["metadata.name"] = m.GetName()
 		if res.Namespaced {
 			set["metadata.namespace"] = m.GetNamespace()
 		}
-	}
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		set["spec.nodeName"] = o.Spec.NodeName
-		set["spec.restartPolicy"] = string(o.Spec.RestartPolicy)
-		set["spec.schedulerName"] = o.Spec.SchedulerName
-		set["spec.serviceAccountName"] = o.Spec.ServiceAccountName
-		set["spec.hostNetwork"] = strconv.FormatBool(o.Spec.HostNetwork)
-		set["status.phase"] = string(o.Status.Phase)
-		set["status.podIP"] = o.Status.PodIP
-		set["status.nominatedNodeName"] = o.Status.NominatedNodeName
-	case *corev1.Node:
-		set["spec.unschedulable"] = strconv.FormatBool(o.Spec.Unschedulable)
-	case *corev1.Namespace:
-		set["status.phase"] = string(o.Status.Phase)
-	case *corev1.Event:
-		set["involvedObject.kind"] = o.InvolvedObject.Kind
-		set["involvedObject.namespace"] = o.InvolvedObject.Namespace
-		set["involvedObject.name"] = o.InvolvedObject.Name
-		set["involvedObject.uid"] = string(o.InvolvedObject.UID)
-		set["involvedObject.apiVersion"] = o.InvolvedObject.APIVersion
-		set["involvedObject.resourceVersion"] = o.InvolvedObject.ResourceVersion
-		set["involvedObject.fieldPath"] = o.InvolvedObject.FieldPath
-		set["reason"] = o.Reason
-		set["reportingComponent"] = o.ReportingController
-		set["source"] = o.Source.Component
-		set["type"] = o.Type
-	case *corev1.ConfigMap, *coordinationv1.Lease:
-		// metadata fields only
 	}
 	return set
 }

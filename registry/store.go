@@ -93,44 +93,80 @@ func (o *Options) setDefaults() error {
 type Store struct {
 	// client reaches every etcd cluster the Store uses, routing each key
 	// to its cluster, with faults and metrics (etcdclient.go).
-	client     *clientv3.Client
-	opts       Options
-	serializer runtime.Serializer // protobuf or JSON, per Options.StorageMediaType
-	leases     *leaseManager      // shared etcd leases for Events
-	keyLeases  *keyLeases         // per-key etcd leases for keys KeyTTL binds
-	log        *slog.Logger
+	client    *clientv3.Client
+	opts      Options
+	resources *Table
+	// codecs holds each resource's storage codec, built once: protobuf or
+	// JSON per Resource.StorageMediaType or Options.StorageMediaType.
+	codecs map[schema.GroupResource]runtime.Codec
+	// leases holds the shared etcd leases of each TTLEvent resource;
+	// resources stored in the same etcd cluster share one manager (a lease
+	// lives in one cluster).
+	leases    map[schema.GroupResource]*leaseManager
+	keyLeases *keyLeases // per-key etcd leases for keys KeyTTL binds
+	log       *slog.Logger
 }
 
 var _ Interface = (*Store)(nil)
 
-// NewStore returns a Store writing through client. The Store does not own the
-// client: closing it is the caller's business.
-func NewStore(client *clientv3.Client, opts Options) (*Store, error) {
+// NewStore returns a Store of the resources of table, writing through
+// client. The Store does not own the client: closing it is the caller's
+// business.
+func NewStore(client *clientv3.Client, table *Table, opts Options) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("registry: nil etcd client")
+	}
+	if table == nil {
+		return nil, fmt.Errorf("registry: a resource table is required")
 	}
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), opts.StorageMediaType)
-	if !ok {
-		return nil, fmt.Errorf("registry: no serializer for %q", opts.StorageMediaType)
-	}
-	backends, err := newEtcdBackends(client, opts.EtcdOverrides, opts.Faults)
+	backends, err := newEtcdBackends(client, table, opts.EtcdOverrides, opts.Faults)
 	if err != nil {
 		return nil, err
 	}
 	measured := backends.client(client)
-	events, _ := Lookup(coreV1.WithResource("events"))
-	return &Store{
-		client:     measured,
-		opts:       opts,
-		serializer: info.Serializer,
-		leases:     newLeaseManager(backends.client(backends.leaseClient(events)), opts.Now),
-		keyLeases:  newKeyLeases(measured),
-		log:        opts.Logger,
-	}, nil
+	s := &Store{
+		client:    measured,
+		opts:      opts,
+		resources: table,
+		codecs:    map[schema.GroupResource]runtime.Codec{},
+		leases:    map[schema.GroupResource]*leaseManager{},
+		keyLeases: newKeyLeases(measured),
+		log:       opts.Logger,
+	}
+	managers := map[*clientv3.Client]*leaseManager{}
+	for _, res := range table.All() {
+		if s.codecs[res.GroupResource()], err = newStorageCodec(res, opts.StorageMediaType); err != nil {
+			return nil, err
+		}
+		if res.TTL == TTLEvent {
+			cluster := backends.leaseClient(res)
+			if managers[cluster] == nil {
+				managers[cluster] = newLeaseManager(backends.client(cluster), opts.Now)
+			}
+			s.leases[res.GroupResource()] = managers[cluster]
+		}
+	}
+	return s, nil
 }
+
+// newStorageCodec returns the codec res is stored with: its own media
+// type, else the Store's, encoding to the resource's group version.
+func newStorageCodec(res *Resource, mediaType string) (runtime.Codec, error) {
+	if res.StorageMediaType != "" {
+		mediaType = res.StorageMediaType
+	}
+	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return nil, fmt.Errorf("registry: no serializer for %q (resource %s)", mediaType, res.GroupResource())
+	}
+	return Codecs.CodecForVersions(info.Serializer, info.Serializer, res.GroupVersion, res.GroupVersion), nil
+}
+
+// Resources returns the table the Store serves.
+func (s *Store) Resources() *Table { return s.resources }
 
 // Client returns the etcd client the Store writes through: it routes each
 // key to its cluster (EtcdOverrides), passes the fault hook and records
@@ -140,7 +176,16 @@ func (s *Store) Client() *clientv3.Client { return s.client }
 // Codec returns the codec objects of res are stored with: it encodes to the
 // resource's group version in the Store's media type, and decodes both.
 func (s *Store) Codec(res *Resource) runtime.Codec {
-	return Codecs.CodecForVersions(s.serializer, s.serializer, res.GroupVersion, res.GroupVersion)
+	if c, ok := s.codecs[res.GroupResource()]; ok {
+		return c
+	}
+	// A resource of another table (a tool decoding what it read): build
+	// its codec now.
+	c, err := newStorageCodec(res, s.opts.StorageMediaType)
+	if err != nil {
+		return runtime.NewCodec(runtime.NoopEncoder{}, runtime.NoopDecoder{})
+	}
+	return c
 }
 
 // KeyFor returns the etcd key of one object, exactly as upstream lays them
@@ -205,13 +250,13 @@ func (s *Store) checkSize(key string, data []byte) error {
 	return nil
 }
 
-// leaseFor returns how a write of obj binds its key: Events to the shared
-// lease of EventTTL (upstream's --event-ttl), keys Options.KeyTTL gives a
+// leaseFor returns how a write of obj binds its key: TTLEvent resources to
+// the shared lease of EventTTL (upstream's --event-ttl), keys Options.KeyTTL gives a
 // TTL to a lease of their own (keylease.go), everything else to none.
 // current is the lease the key is bound to now, 0 for a new key.
 func (s *Store) leaseFor(ctx context.Context, res *Resource, obj runtime.Object, current clientv3.LeaseID) (leaseBinding, error) {
-	if res.GroupVersion.Group == "" && res.Name == "events" {
-		id, err := s.leases.get(ctx, s.opts.EventTTL)
+	if leases := s.leases[res.GroupResource()]; leases != nil {
+		id, err := leases.get(ctx, s.opts.EventTTL)
 		if err != nil {
 			return leaseBinding{}, storageError(err)
 		}

@@ -19,57 +19,70 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// strategy holds one resource's rules. Nil functions are no-ops.
-type strategy struct {
-	// validateName checks metadata.name (and generateName, as a prefix).
-	validateName validation.ValidateNameFunc
-	// prepareForCreate defaults a new object and clears what a client may
+// Strategy holds one resource's rules, as upstream's per-resource
+// strategies do. Every function is optional (nil: nothing to do); the
+// Store runs them around the generic steps below, in this order:
+//
+//	create: namespace, PrepareForCreate, system fields (UID, creation
+//	        time), name generation, metadata validation + Validate,
+//	        Canonicalize.
+//	update: namespace, generation carried over, PrepareForUpdate (main
+//	        resource) or PrepareForStatusUpdate (status subresource) or
+//	        PrepareForFinalize (finalize subresource), system fields
+//	        carried over, metadata validation + Validate + ValidateUpdate,
+//	        Canonicalize.
+//
+// A request can never set metadata.generation: it is carried over from the
+// stored object on update and starts at 0 on create, so a kind whose
+// generation counts spec changes sets it to 1 in PrepareForCreate and
+// increments it in PrepareForUpdate when the spec changed.
+type Strategy struct {
+	// ValidateName checks metadata.name (and generateName, as a prefix).
+	// Nil: DNS subdomain.
+	ValidateName validation.ValidateNameFunc
+	// PrepareForCreate defaults a new object and clears what a client may
 	// not set on create (e.g. a pod's status).
-	prepareForCreate func(obj runtime.Object)
-	// prepareForUpdate makes a main-resource update keep the stored status,
+	PrepareForCreate func(obj runtime.Object)
+	// PrepareForUpdate makes a main-resource update keep the stored status,
 	// and bumps metadata.generation when the spec changed.
-	prepareForUpdate func(obj, old runtime.Object)
-	// prepareForStatusUpdate makes a status update keep the stored spec.
-	prepareForStatusUpdate func(obj, old runtime.Object)
-	// validate checks a whole object, on create and on update.
-	validate func(obj runtime.Object) field.ErrorList
-	// validateUpdate checks what may not change between old and obj.
-	validateUpdate func(obj, old runtime.Object) field.ErrorList
-	// canonicalize runs after validation, when the final name is known.
-	canonicalize func(obj runtime.Object)
-	// prepareForFinalize makes a finalize update (namespaces/<name>/finalize)
+	PrepareForUpdate func(obj, old runtime.Object)
+	// PrepareForStatusUpdate makes a status update keep the stored spec.
+	// Nil: the resource has no status subresource (404).
+	PrepareForStatusUpdate func(obj, old runtime.Object)
+	// Validate checks a whole object, on create and on update: 422 Invalid
+	// with the returned field causes.
+	Validate func(obj runtime.Object) field.ErrorList
+	// ValidateUpdate checks what may not change between old and obj.
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// Canonicalize runs after validation, when the final name is known.
+	Canonicalize func(obj runtime.Object)
+	// PrepareForFinalize makes a finalize update (namespaces/<name>/finalize)
 	// keep everything but spec.finalizers and metadata. Nil: no finalize
 	// subresource.
-	prepareForFinalize func(obj, old runtime.Object)
-	// gracefulDelete, when set, decides what a DELETE does with a copy of
+	PrepareForFinalize func(obj, old runtime.Object)
+	// GracefulDelete, when set, decides what a DELETE does with a copy of
 	// the stored object, which it may change (namespace.go). Nil: the key
 	// is removed at once.
-	gracefulDelete func(obj runtime.Object, now time.Time) deleteAction
-	// deleteDuringUpdate reports whether an update of old into obj removes
+	GracefulDelete func(obj runtime.Object, now time.Time) DeleteAction
+	// DeleteDuringUpdate reports whether an update of old into obj removes
 	// the object instead of writing it: the last finalizer of an object
 	// being deleted is gone.
-	deleteDuringUpdate func(obj, old runtime.Object) bool
+	DeleteDuringUpdate func(obj, old runtime.Object) bool
 }
 
-// strategies maps a resource's group and plural name to its rules. A
-// resource missing here gets metadata-only rules.
-var strategies = map[string]*strategy{
-	"/pods":                      podStrategy,
-	"/namespaces":                namespaceStrategy,
-	"/nodes":                     nodeStrategy,
-	"/configmaps":                configMapStrategy,
-	"/events":                    eventStrategy,
-	"coordination.k8s.io/leases": leaseStrategy,
-}
+// DeleteAction is what a DELETE does to a resource whose strategy makes
+// deletion take more than one step.
+type DeleteAction int
 
-var defaultStrategy = &strategy{validateName: validation.NameIsDNSSubdomain}
+const (
+	DeleteNow  DeleteAction = iota // remove the key
+	DeleteMark                     // store the object as the strategy changed it (e.g. Terminating)
+	DeleteWait                     // change nothing: finalizers are still pending
+)
 
-func strategyFor(res *Resource) *strategy {
-	if st, ok := strategies[res.GroupVersion.Group+"/"+res.Name]; ok {
-		return st
-	}
-	return defaultStrategy
-}
+// DefaultStrategy is the rules of a resource without a Strategy: metadata
+// only.
+var DefaultStrategy = &Strategy{ValidateName: validation.NameIsDNSSubdomain}
 
 // maxGeneratedNameLength leaves room for the 5-character random suffix in a
 // 63-character name, as upstream's name generator does.
@@ -116,25 +129,25 @@ func (s *Store) beforeCreate(res *Resource, namespace string, obj runtime.Object
 	if err := setNamespace(res, m, namespace); err != nil {
 		return err
 	}
-	st := strategyFor(res)
+	st := res.strategy()
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	if st.prepareForCreate != nil {
-		st.prepareForCreate(obj)
+	if st.PrepareForCreate != nil {
+		st.PrepareForCreate(obj)
 	}
 	m.SetCreationTimestamp(metav1.NewTime(s.opts.Now()))
 	m.SetUID(uuid.NewUUID())
 	generateName(m)
 
-	errs := validation.ValidateObjectMetaAccessor(m, res.Namespaced, st.validateName, field.NewPath("metadata"))
-	if st.validate != nil {
-		errs = append(errs, st.validate(obj)...)
+	errs := validation.ValidateObjectMetaAccessor(m, res.Namespaced, st.validateName(), field.NewPath("metadata"))
+	if st.Validate != nil {
+		errs = append(errs, st.Validate(obj)...)
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 	}
-	if st.canonicalize != nil {
-		st.canonicalize(obj)
+	if st.Canonicalize != nil {
+		st.Canonicalize(obj)
 	}
 	return nil
 }
@@ -154,25 +167,25 @@ func (s *Store) beforeUpdate(res *Resource, obj, old runtime.Object, subresource
 	if err := setNamespace(res, m, oldMeta.GetNamespace()); err != nil {
 		return err
 	}
-	st := strategyFor(res)
+	st := res.strategy()
 	// A request cannot set the generation; the strategy bumps it.
 	m.SetGeneration(oldMeta.GetGeneration())
 	switch subresource {
 	case "":
-		if st.prepareForUpdate != nil {
-			st.prepareForUpdate(obj, old)
+		if st.PrepareForUpdate != nil {
+			st.PrepareForUpdate(obj, old)
 		}
 	case "status":
-		if st.prepareForStatusUpdate == nil {
+		if st.PrepareForStatusUpdate == nil {
 			return apierrors.NewNotFound(qualifiedResource(res), oldMeta.GetName())
 		}
-		st.prepareForStatusUpdate(obj, old)
+		st.PrepareForStatusUpdate(obj, old)
 		metav1.ResetObjectMetaForStatus(m, oldMeta)
 	case "finalize":
-		if st.prepareForFinalize == nil {
+		if st.PrepareForFinalize == nil {
 			return apierrors.NewNotFound(qualifiedResource(res), oldMeta.GetName())
 		}
-		st.prepareForFinalize(obj, old)
+		st.PrepareForFinalize(obj, old)
 	default:
 		return apierrors.NewBadRequest(fmt.Sprintf("subresource %q is not supported for %s", subresource, res.Name))
 	}
@@ -187,18 +200,26 @@ func (s *Store) beforeUpdate(res *Resource, obj, old runtime.Object, subresource
 
 	path := field.NewPath("metadata")
 	errs := validation.ValidateObjectMetaAccessorUpdate(m, oldMeta, path)
-	errs = append(errs, validation.ValidateObjectMetaAccessor(m, res.Namespaced, st.validateName, path)...)
-	if st.validate != nil {
-		errs = append(errs, st.validate(obj)...)
+	errs = append(errs, validation.ValidateObjectMetaAccessor(m, res.Namespaced, st.validateName(), path)...)
+	if st.Validate != nil {
+		errs = append(errs, st.Validate(obj)...)
 	}
-	if st.validateUpdate != nil {
-		errs = append(errs, st.validateUpdate(obj, old)...)
+	if st.ValidateUpdate != nil {
+		errs = append(errs, st.ValidateUpdate(obj, old)...)
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 	}
-	if st.canonicalize != nil {
-		st.canonicalize(obj)
+	if st.Canonicalize != nil {
+		st.Canonicalize(obj)
 	}
 	return nil
+}
+
+// validateName is ValidateName, or DNS subdomain when it is nil.
+func (st *Strategy) validateName() validation.ValidateNameFunc {
+	if st.ValidateName != nil {
+		return st.ValidateName
+	}
+	return validation.NameIsDNSSubdomain
 }

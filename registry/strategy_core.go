@@ -16,25 +16,25 @@ import (
 // namespaceStrategy: a new namespace is Active, labelled with its name and
 // carries the "kubernetes" finalizer; DELETE makes it Terminating, and the
 // finalize update that removes its last finalizer deletes it (namespace.go).
-var namespaceStrategy = &strategy{
-	validateName: validation.ValidateNamespaceName,
-	prepareForCreate: func(obj runtime.Object) {
+var namespaceStrategy = &Strategy{
+	ValidateName: validation.ValidateNamespaceName,
+	PrepareForCreate: func(obj runtime.Object) {
 		ns := obj.(*corev1.Namespace)
 		ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
 		addKubernetesFinalizer(ns)
 	},
-	prepareForFinalize: finalizeNamespace,
-	gracefulDelete:     terminateNamespace,
-	deleteDuringUpdate: namespaceFinished,
-	prepareForUpdate: func(obj, old runtime.Object) {
+	PrepareForFinalize: finalizeNamespace,
+	GracefulDelete:     terminateNamespace,
+	DeleteDuringUpdate: namespaceFinished,
+	PrepareForUpdate: func(obj, old runtime.Object) {
 		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 		ns.Spec.Finalizers = oldNS.Spec.Finalizers
 		ns.Status = oldNS.Status
 	},
-	prepareForStatusUpdate: func(obj, old runtime.Object) {
+	PrepareForStatusUpdate: func(obj, old runtime.Object) {
 		obj.(*corev1.Namespace).Spec = old.(*corev1.Namespace).Spec
 	},
-	canonicalize: func(obj runtime.Object) {
+	Canonicalize: func(obj runtime.Object) {
 		ns := obj.(*corev1.Namespace)
 		if ns.Labels == nil {
 			ns.Labels = map[string]string{}
@@ -45,18 +45,18 @@ var namespaceStrategy = &strategy{
 
 // nodeStrategy: a kubelet registers its node with a status, so create keeps
 // it; a main update keeps the stored status, a status update the spec.
-var nodeStrategy = &strategy{
-	validateName:     validation.NameIsDNSSubdomain,
-	prepareForCreate: func(obj runtime.Object) { defaultNodeStatus(&obj.(*corev1.Node).Status) },
-	prepareForUpdate: func(obj, old runtime.Object) {
+var nodeStrategy = &Strategy{
+	ValidateName:     validation.NameIsDNSSubdomain,
+	PrepareForCreate: func(obj runtime.Object) { defaultNodeStatus(&obj.(*corev1.Node).Status) },
+	PrepareForUpdate: func(obj, old runtime.Object) {
 		obj.(*corev1.Node).Status = old.(*corev1.Node).Status
 	},
-	prepareForStatusUpdate: func(obj, old runtime.Object) {
+	PrepareForStatusUpdate: func(obj, old runtime.Object) {
 		node := obj.(*corev1.Node)
 		node.Spec = old.(*corev1.Node).Spec
 		defaultNodeStatus(&node.Status)
 	},
-	validate: func(obj runtime.Object) field.ErrorList { return validateTaints(obj.(*corev1.Node).Spec.Taints) },
+	Validate: func(obj runtime.Object) field.ErrorList { return validateTaints(obj.(*corev1.Node).Spec.Taints) },
 }
 
 // defaultNodeStatus makes allocatable default to capacity, as upstream.
@@ -84,9 +84,9 @@ func validateTaints(taints []corev1.Taint) field.ErrorList {
 // configMapMaxBytes is upstream's limit on a config map's data (1 MiB).
 const configMapMaxBytes = 1024 * 1024
 
-var configMapStrategy = &strategy{
-	validateName: validation.NameIsDNSSubdomain,
-	validate: func(obj runtime.Object) field.ErrorList {
+var configMapStrategy = &Strategy{
+	ValidateName: validation.NameIsDNSSubdomain,
+	Validate: func(obj runtime.Object) field.ErrorList {
 		cm := obj.(*corev1.ConfigMap)
 		var errs field.ErrorList
 		total := 0
@@ -115,9 +115,9 @@ var configMapStrategy = &strategy{
 // eventStrategy: minicp requires the involved object's kind and name, and,
 // as upstream, an event about a namespaced object lives in its namespace
 // (about a cluster-scoped one, in "default" or no namespace).
-var eventStrategy = &strategy{
-	validateName: validation.NameIsDNSSubdomain,
-	validate: func(obj runtime.Object) field.ErrorList {
+var eventStrategy = &Strategy{
+	ValidateName: validation.NameIsDNSSubdomain,
+	Validate: func(obj runtime.Object) field.ErrorList {
 		ev := obj.(*corev1.Event)
 		var errs field.ErrorList
 		p := field.NewPath("involvedObject")
@@ -136,9 +136,9 @@ var eventStrategy = &strategy{
 	},
 }
 
-var leaseStrategy = &strategy{
-	validateName: validation.NameIsDNSSubdomain,
-	validate: func(obj runtime.Object) field.ErrorList {
+var leaseStrategy = &Strategy{
+	ValidateName: validation.NameIsDNSSubdomain,
+	Validate: func(obj runtime.Object) field.ErrorList {
 		spec := obj.(*coordinationv1.Lease).Spec
 		var errs field.ErrorList
 		p := field.NewPath("spec")

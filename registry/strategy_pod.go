@@ -15,15 +15,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-var podStrategy = &strategy{
-	validateName: validation.NameIsDNSSubdomain,
-	prepareForCreate: func(obj runtime.Object) {
+var podStrategy = &Strategy{
+	ValidateName: validation.NameIsDNSSubdomain,
+	PrepareForCreate: func(obj runtime.Object) {
 		pod := obj.(*corev1.Pod)
 		defaultPod(pod)
 		pod.Generation = 1
 		pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podQOSClass(pod)}
 	},
-	prepareForUpdate: func(obj, old runtime.Object) {
+	PrepareForUpdate: func(obj, old runtime.Object) {
 		pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
 		defaultPod(pod)
 		pod.Status = oldPod.Status
@@ -31,11 +31,11 @@ var podStrategy = &strategy{
 			pod.Generation = oldPod.Generation + 1
 		}
 	},
-	prepareForStatusUpdate: func(obj, old runtime.Object) {
+	PrepareForStatusUpdate: func(obj, old runtime.Object) {
 		obj.(*corev1.Pod).Spec = old.(*corev1.Pod).Spec
 	},
-	validate:       func(obj runtime.Object) field.ErrorList { return validatePodSpec(&obj.(*corev1.Pod).Spec) },
-	validateUpdate: validatePodUpdate,
+	Validate:       func(obj runtime.Object) field.ErrorList { return validatePodSpec(&obj.(*corev1.Pod).Spec) },
+	ValidateUpdate: validatePodUpdate,
 }
 
 // defaultPod fills what upstream's defaulting fills when a pod is decoded:

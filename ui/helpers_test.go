@@ -55,11 +55,11 @@ func startStack(t testing.TB, configure ...func(*Config)) *stack {
 			t.Errorf("closing etcd: %v", err)
 		}
 	})
-	store, err := registry.NewStore(cluster.Client(), registry.Options{KeyTTL: nodeLeaseTTL})
+	store, err := registry.NewStore(cluster.Client(), testResources, registry.Options{KeyTTL: nodeLeaseTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := watchcache.New(store, watchcache.NewConfig())
+	cache, err := watchcache.New(store, testResources, watchcache.NewConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func startStack(t testing.TB, configure ...func(*Config)) *stack {
 		t.Fatal(err)
 	}
 	s := &stack{t: t, ctx: ctx, cluster: cluster, store: store, cache: cache, clock: clocktesting.NewFakePassiveClock(time.Now().Truncate(time.Second))}
-	cfg := Config{Store: cache, Cache: cache, EtcdClient: cluster.Client(), Cluster: cluster, Etcd: ecfg, GracePeriod: 50 * time.Second, Clock: s.clock}
+	cfg := Config{Resources: testResources, Store: cache, Cache: cache, EtcdClient: cluster.Client(), Cluster: cluster, Etcd: ecfg, GracePeriod: 50 * time.Second, Clock: s.clock}
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -129,7 +129,6 @@ func (m *prefixMux) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // silent < 0, its Lease last renewed silent before the stack's clock.
 func (s *stack) node(name string, ready corev1.ConditionStatus, silent time.Duration) {
 	s.t.Helper()
-	nodesRes := mustLookup(corev1.SchemeGroupVersion.WithResource("nodes"))
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
 		Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady", LastTransitionTime: metav1.NewTime(s.clock.Now()),
 	}}}}
@@ -177,3 +176,11 @@ func (s *stack) waitCached() {
 }
 
 func nodeName(i int) string { return fmt.Sprintf("node-%04d", i) }
+
+// testResources is the table the package's tests serve.
+var testResources = registry.NewBuiltinTable()
+
+var (
+	nodesRes, _  = testResources.Lookup(corev1.SchemeGroupVersion.WithResource("nodes"))
+	leasesRes, _ = testResources.Lookup(coordinationv1.SchemeGroupVersion.WithResource("leases"))
+)

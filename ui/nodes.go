@@ -13,7 +13,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"minicp/embedetcd"
 	"minicp/lease"
@@ -29,11 +28,6 @@ const (
 	// nominalGrace scales the histogram when no controller runs here
 	// (upstream's --node-monitor-grace-period).
 	nominalGrace = lease.DefaultGracePeriod
-)
-
-var (
-	nodesRes  = mustLookup(corev1.SchemeGroupVersion.WithResource("nodes"))
-	leasesRes = mustLookup(coordinationv1.SchemeGroupVersion.WithResource("leases"))
 )
 
 // NodesView is what GET /debug/nodes answers: every node counted, one page
@@ -170,12 +164,15 @@ func (v *Views) nodes(ctx context.Context, q pageQuery) (NodesView, error) {
 // readNodes lists Nodes and the Leases of kube-node-lease at
 // resourceVersion "0": whatever the cache holds, without asking etcd.
 func (v *Views) readNodes(ctx context.Context) ([]corev1.Node, map[string]*coordinationv1.Lease, error) {
+	if v.nodesRes == nil || v.leasesRes == nil {
+		return nil, nil, apierrors.NewNotFound(corev1.Resource("nodes"), "")
+	}
 	anyState := registry.ListOptions{ResourceVersion: "0"}
-	nodeList, err := v.cfg.Store.List(ctx, nodesRes, "", anyState)
+	nodeList, err := v.cfg.Store.List(ctx, v.nodesRes, "", anyState)
 	if err != nil {
 		return nil, nil, err
 	}
-	leaseList, err := v.cfg.Store.List(ctx, leasesRes, lease.NodeLeaseNamespace, anyState)
+	leaseList, err := v.cfg.Store.List(ctx, v.leasesRes, lease.NodeLeaseNamespace, anyState)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,7 +253,7 @@ func digitRun(s string) int {
 func (v *Views) addEtcdLeases(ctx context.Context, rows []NodeRow) error {
 	var keys []string
 	for _, r := range rows {
-		keys = append(keys, registry.KeyFor(leasesRes, lease.NodeLeaseNamespace, r.Name))
+		keys = append(keys, registry.KeyFor(v.leasesRes, lease.NodeLeaseNamespace, r.Name))
 	}
 	if len(keys) == 0 {
 		return nil
@@ -291,12 +288,4 @@ func (v *Views) serveNodes(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	writeJSON(w, view)
-}
-
-func mustLookup(gvr schema.GroupVersionResource) *registry.Resource {
-	res, ok := registry.Lookup(gvr)
-	if !ok {
-		panic("the registry does not serve " + gvr.String())
-	}
-	return res
 }

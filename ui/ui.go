@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -35,8 +37,12 @@ const (
 	LoadPath   = "/debug/load"
 )
 
-// Config is what the views read. Only EtcdClient and Store are required.
+// Config is what the views read. Only EtcdClient, Store and Resources are
+// required.
 type Config struct {
+	// Resources is the table Store serves; the nodes view reads its
+	// nodes and leases.
+	Resources *registry.Table
 	// Store reads Nodes and Leases with resourceVersion "0": from the
 	// watch cache's memory when it is in front, so a page refresh costs
 	// etcd nothing.
@@ -68,6 +74,9 @@ type Config struct {
 type Views struct {
 	cfg  Config
 	load *loadSampler
+	// nodes and leases are the resources the nodes view reads; nil when
+	// the table lacks them (the view then answers 404).
+	nodesRes, leasesRes *registry.Resource
 }
 
 // New returns the views over cfg.
@@ -81,7 +90,12 @@ func New(cfg Config) *Views {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Views{cfg: cfg, load: newLoadSampler(cfg.Gatherer, cfg.Clock)}
+	v := &Views{cfg: cfg, load: newLoadSampler(cfg.Gatherer, cfg.Clock)}
+	if cfg.Resources != nil {
+		v.nodesRes, _ = cfg.Resources.Lookup(corev1.SchemeGroupVersion.WithResource("nodes"))
+		v.leasesRes, _ = cfg.Resources.Lookup(coordinationv1.SchemeGroupVersion.WithResource("leases"))
+	}
+	return v
 }
 
 // Mux is where the views are added: (*apiserver.Server).Handle, whose

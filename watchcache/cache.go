@@ -31,8 +31,9 @@ var _ Storage = (*registry.Store)(nil)
 // Cache is the watch cache: registry.Interface with reads served from
 // memory per the resourceVersion rules, and writes passed to the Storage.
 type Cache struct {
-	store Storage
-	cfg   Config
+	store     Storage
+	resources *registry.Table
+	cfg       Config
 	// caches holds the cached resources; a resource whose window is 0 (or
 	// every resource, with the cache disabled) is absent and served by
 	// store. Written only by New.
@@ -51,15 +52,19 @@ var (
 	_ registry.SharedLister = (*Cache)(nil)
 )
 
-// New starts caching every resource of registry.Resources that cfg gives a
-// window: each starts listing and watching etcd at once, in the background
+// New starts caching every resource of the table that cfg gives a window
+// (Config.Sizes, Resource.WatchCacheSize, Config.DefaultSize): each starts listing and watching etcd at once, in the background
 // (WaitReady waits for the first lists). Reads are sent to store until a
 // resource's cache is ready. Close stops it all.
-func New(store Storage, cfg Config) (*Cache, error) {
-	if store == nil {
-		return nil, errors.New("watchcache: a storage is required")
+func New(store Storage, resources *registry.Table, cfg Config) (*Cache, error) {
+	if store == nil || resources == nil {
+		return nil, errors.New("watchcache: a storage and a resource table are required")
 	}
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sizes, err := cfg.resolveSizes(resources)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Clock == nil {
@@ -69,9 +74,9 @@ func New(store Storage, cfg Config) (*Cache, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Cache{store: store, cfg: cfg, caches: map[*registry.Resource]*resourceCache{}, cancel: cancel, closed: make(chan struct{})}
-	for _, res := range registry.Resources {
-		size := c.cfg.sizeOf(res)
+	c := &Cache{store: store, resources: resources, cfg: cfg, caches: map[*registry.Resource]*resourceCache{}, cancel: cancel, closed: make(chan struct{})}
+	for _, res := range resources.All() {
+		size := sizes[res]
 		if size == 0 {
 			continue
 		}
@@ -185,7 +190,7 @@ func (c *Cache) Pause(resource string) error { return c.setPaused(resource, true
 func (c *Cache) Resume(resource string) error { return c.setPaused(resource, false) }
 
 func (c *Cache) setPaused(resource string, paused bool) error {
-	res, err := lookupResource(resource)
+	res, err := c.resources.Parse(resource)
 	if err != nil {
 		return err
 	}

@@ -252,7 +252,7 @@ func TestReinitialisationEndsEveryWatchAndRestartsTheWindow(t *testing.T) {
 	h := startCache(t)
 	h.cache.Close()
 	// Same stack, but the cache's store hands each feed's watch to the test.
-	cache, err := New(&feedSpy{Store: h.store, feeds: feeds}, h.cache.cfg)
+	cache, err := New(&feedSpy{Store: h.store, feeds: feeds}, testResources, h.cache.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,23 +37,19 @@ const (
 	DefaultWatcherBufferSize = 1000
 )
 
-// defaultSizes are the windows of the resources that change most: pods,
-// and leases (every node renews its Lease every 10 s).
-var defaultSizes = map[string]int{
-	"pods":                       5000,
-	"leases.coordination.k8s.io": 5000,
-}
-
 // Config configures the watch cache. NewConfig returns the defaults;
 // AddFlags binds the fields to upstream-style flags.
 type Config struct {
 	// Enabled is --watch-cache: false sends every request to etcd.
 	Enabled bool
-	// DefaultSize is the window (events kept) of resources not in Sizes.
+	// DefaultSize is the window (events kept) of resources that neither
+	// Sizes nor their descriptor (Resource.WatchCacheSize) give one.
 	DefaultSize int
-	// Sizes are per-resource windows, keyed by group resource ("pods",
-	// "leases.coordination.k8s.io"). Size 0 turns the cache off for that
-	// resource (--watch-cache-sizes=pods#0).
+	// Sizes are per-resource windows, keyed by resource as upstream's
+	// flag names them ("pods", "leases.coordination.k8s.io", or "leases"
+	// when one group has it); New resolves them against the table and
+	// refuses unknown names. Size 0 turns the cache off for that resource
+	// (--watch-cache-sizes=pods#0).
 	Sizes map[string]int
 	// ConsistentListFromCache serves LIST resourceVersion="" from the
 	// cache after waiting for it to reach etcd's current revision; false
@@ -76,16 +72,13 @@ type Config struct {
 }
 
 // NewConfig returns the defaults: cache on, consistent lists from cache,
-// windows of DefaultSize (5000 for pods and leases).
+// each resource's own window (Resource.WatchCacheSize: 5000 for pods and
+// leases), DefaultSize for the others.
 func NewConfig() Config {
-	sizes := map[string]int{}
-	for r, n := range defaultSizes {
-		sizes[r] = n
-	}
 	return Config{
 		Enabled:                     true,
 		DefaultSize:                 DefaultSize,
-		Sizes:                       sizes,
+		Sizes:                       map[string]int{},
 		ConsistentListFromCache:     true,
 		BookmarkFrequency:           DefaultBookmarkFrequency,
 		TooLargeResourceVersionWait: DefaultTooLargeResourceVersionWait,
@@ -97,7 +90,7 @@ func NewConfig() Config {
 func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Enabled, "watch-cache", c.Enabled, "serve LIST, GET and WATCH from a per-resource cache fed by one etcd watch per resource; false sends every request to etcd")
 	fs.IntVar(&c.DefaultSize, "default-watch-cache-size", c.DefaultSize, "events each resource's watch window keeps, unless --watch-cache-sizes says otherwise")
-	fs.Func("watch-cache-sizes", "per-resource watch windows as resource[.group]#size, comma-separated (e.g. pods#5000,leases#1000); size 0 turns the cache off for that resource (default "+FormatSizes(c.Sizes)+")", func(s string) error {
+	fs.Func("watch-cache-sizes", "per-resource watch windows as resource[.group]#size, comma-separated (e.g. pods#5000,leases#1000); size 0 turns the cache off for that resource; a resource not named keeps its own window (5000 for pods and leases), else --default-watch-cache-size", func(s string) error {
 		sizes, err := ParseSizes(s)
 		if err != nil {
 			return err
@@ -121,9 +114,6 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--default-watch-cache-size must not be negative, got %d", c.DefaultSize))
 	}
 	for r, n := range c.Sizes {
-		if _, err := lookupResource(r); err != nil {
-			errs = append(errs, fmt.Errorf("--watch-cache-sizes: %w", err))
-		}
 		if n < 0 {
 			errs = append(errs, fmt.Errorf("--watch-cache-sizes: size of %s must not be negative, got %d", r, n))
 		}
@@ -140,23 +130,43 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// sizeOf is the window of res: 0 when the cache is off for it.
-func (c *Config) sizeOf(res *registry.Resource) int {
-	if !c.Enabled {
-		return 0
+// resolveSizes returns each resource's window under cfg: 0 when the cache
+// is off for it. It refuses names in Sizes that the table does not serve.
+func (c *Config) resolveSizes(table *registry.Table) (map[*registry.Resource]int, error) {
+	named := map[*registry.Resource]int{}
+	var errs []error
+	for name, n := range c.Sizes {
+		res, err := table.Parse(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--watch-cache-sizes: %w", err))
+			continue
+		}
+		named[res] = n
 	}
-	if n, ok := c.Sizes[groupResource(res)]; ok {
-		return n
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
-	if n, ok := c.Sizes[res.Name]; ok {
-		return n
+	sizes := map[*registry.Resource]int{}
+	for _, res := range table.All() {
+		n, ok := named[res]
+		switch {
+		case !c.Enabled:
+			n = 0
+		case ok:
+		case res.WatchCacheSize > 0:
+			n = res.WatchCacheSize
+		default:
+			n = c.DefaultSize
+		}
+		sizes[res] = n
 	}
-	return c.DefaultSize
+	return sizes, nil
 }
 
 // ParseSizes parses upstream's --watch-cache-sizes format,
 // "resource[.group]#size,...". A resource of a named group may be given
-// without it ("leases#1000"); keys come back in full ("leases.coordination.k8s.io").
+// without it ("leases#1000"); names are resolved (and unknown ones
+// refused) when the cache is built, against its table.
 func ParseSizes(s string) (map[string]int, error) {
 	sizes := map[string]int{}
 	for _, item := range strings.Split(s, ",") {
@@ -172,11 +182,7 @@ func ParseSizes(s string) (map[string]int, error) {
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("invalid size of watch cache in %q: want a non-negative integer", item)
 		}
-		res, err := lookupResource(name)
-		if err != nil {
-			return nil, err
-		}
-		sizes[groupResource(res)] = n
+		sizes[strings.TrimSpace(name)] = n
 	}
 	return sizes, nil
 }
@@ -191,26 +197,8 @@ func FormatSizes(sizes map[string]int) string {
 	return strings.Join(items, ",")
 }
 
-// lookupResource finds a served resource by "name" or "name.group".
-func lookupResource(name string) (*registry.Resource, error) {
-	for _, res := range registry.Resources {
-		if name == groupResource(res) || name == res.Name {
-			return res, nil
-		}
-	}
-	return nil, fmt.Errorf("unknown resource %q: minicp serves %s", name, servedResources())
-}
-
 // groupResource names res as upstream's flags and metrics do: "pods",
 // "leases.coordination.k8s.io".
 func groupResource(res *registry.Resource) string {
 	return res.GroupVersionResource().GroupResource().String()
-}
-
-func servedResources() string {
-	var names []string
-	for _, res := range registry.Resources {
-		names = append(names, groupResource(res))
-	}
-	return strings.Join(names, ", ")
 }

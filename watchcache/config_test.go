@@ -13,20 +13,20 @@ func TestWatchCacheSizesFlagTakesUpstreamsFormat(t *testing.T) {
 	if err := fs.Parse([]string{"--watch-cache-sizes=pods#100,leases#0,configmaps#7", "--watch-cache=true"}); err != nil {
 		t.Fatal(err)
 	}
+	sizes, err := cfg.resolveSizes(testResources)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, want := range map[string]int{"pods": 100, "leases": 0, "configmaps": 7, "nodes": DefaultSize} {
-		res, err := lookupResource(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := cfg.sizeOf(res); got != want {
+		if got := sizes[mustLookup(name)]; got != want {
 			t.Errorf("window of %s = %d, want %d", name, got, want)
 		}
 	}
-	if got := FormatSizes(cfg.Sizes); got != "configmaps#7,leases.coordination.k8s.io#0,pods#100" {
+	if got := FormatSizes(cfg.Sizes); got != "configmaps#7,leases#0,pods#100" {
 		t.Errorf("FormatSizes = %q", got)
 	}
 	cfg.Enabled = false
-	if res, _ := lookupResource("pods"); cfg.sizeOf(res) != 0 {
+	if sizes, _ := cfg.resolveSizes(testResources); sizes[mustLookup("pods")] != 0 {
 		t.Error("--watch-cache=false must turn every window off")
 	}
 }
@@ -37,12 +37,16 @@ func TestBadWatchCacheSettingsAreRefusedWithAHint(t *testing.T) {
 	}{
 		{"pods=5", "want resource#size"},
 		{"pods#-1", "non-negative integer"},
-		{"widgets#5", `unknown resource "widgets": minicp serves namespaces`},
 	} {
 		_, err := ParseSizes(tc.value)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseSizes(%q) = %v, want an error containing %q", tc.value, err, tc.want)
 		}
+	}
+	unknown := NewConfig()
+	unknown.Sizes["widgets"] = 5
+	if _, err := unknown.resolveSizes(testResources); err == nil || !strings.Contains(err.Error(), `unknown resource "widgets": minicp serves namespaces`) {
+		t.Errorf("a window for widgets: got %v, want an error naming what minicp serves", err)
 	}
 	cfg := NewConfig()
 	cfg.BookmarkFrequency = 0

@@ -13,6 +13,6 @@ func TestCacheConformance(t *testing.T) {
 		h := startCache(t, func(cfg *Config) {
 			cfg.Sizes = map[string]int{"pods": storagetest.PodWindow}
 		})
-		return storagetest.Harness{Storage: h.cache, Etcd: h.etcd}
+		return storagetest.Harness{Storage: h.cache, Resources: testResources, Etcd: h.etcd}
 	})
 }

@@ -90,7 +90,7 @@ func (c *Cache) Status(ctx context.Context) Status {
 	if rev, err := c.store.CurrentRevision(ctx); err == nil {
 		st.EtcdRevision = rev
 	}
-	for _, res := range registry.Resources {
+	for _, res := range c.resources.All() {
 		st.Resources = append(st.Resources, c.resourceStatus(ctx, res))
 	}
 	return st
@@ -169,7 +169,7 @@ func (c *Cache) Handler() http.Handler {
 }
 
 func (c *Cache) serveResource(w http.ResponseWriter, req *http.Request, name string) {
-	res, err := lookupResource(name)
+	res, err := c.resources.Parse(name)
 	if err != nil {
 		writeStatus(w, notFound(err.Error()))
 		return

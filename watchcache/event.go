@@ -23,8 +23,10 @@ type event struct {
 	object *cachingObject
 	// prev is the state before the change as the cache held it (stamped
 	// with its own mod revision); nil when the key was new.
-	prev                   runtime.Object
-	nodeName, prevNodeName string // pods' spec.nodeName now and before
+	prev runtime.Object
+	// indexed and prevIndexed are the new and old states' values of the
+	// resource's indexes (element.indexed), to find the watchers.
+	indexed, prevIndexed []string
 
 	prevOnce sync.Once
 	prevAtRV *cachingObject // prev, stamped with rv: see deletedForWatcher

@@ -62,7 +62,7 @@ type StatusSummary struct {
 // start now. An unknown resource or an unparseable resourceVersion is a
 // 400/404 Status error, as the watch itself would get.
 func (c *Cache) ExplainWatch(ctx context.Context, resource, resourceVersion string) (WatchExplanation, error) {
-	res, err := lookupResource(resource)
+	res, err := c.resources.Parse(resource)
 	if err != nil {
 		return WatchExplanation{}, notFound(err.Error())
 	}

@@ -46,7 +46,7 @@ func startCache(t testing.TB, configure ...func(*Config)) *harness {
 			t.Errorf("closing etcd: %v", err)
 		}
 	})
-	store, err := registry.NewStore(cluster.Client(), registry.Options{TooLargeResourceVersionWait: storagetest.TooLargeWait})
+	store, err := registry.NewStore(cluster.Client(), testResources, registry.Options{TooLargeResourceVersionWait: storagetest.TooLargeWait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func startCache(t testing.TB, configure ...func(*Config)) *harness {
 	for _, f := range configure {
 		f(&cfg)
 	}
-	cache, err := New(store, cfg)
+	cache, err := New(store, testResources, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,11 @@ var (
 	namespacesRes = mustLookup("namespaces")
 )
 
+// testResources is the table the package's tests serve.
+var testResources = registry.NewBuiltinTable()
+
 func mustLookup(name string) *registry.Resource {
-	res, err := lookupResource(name)
+	res, err := testResources.Parse(name)
 	if err != nil {
 		panic(err)
 	}

@@ -106,20 +106,21 @@ type listSnapshot struct {
 }
 
 // listFromMemory selects the list's elements: the namespace's key range,
-// or, with useIndex, the node index for spec.nodeName=X. Only the snapshot
+// or, with useIndex, the index of a field the selector requires exactly
+// (a kubelet's spec.nodeName=X). Only the snapshot
 // of element pointers is taken under the lock; filtering happens outside.
 // (useIndex is false only in the benchmark comparing the two.)
 func (c *resourceCache) listFromMemory(namespace string, pred registry.Predicate, useIndex bool) *listSnapshot {
 	prefix := registry.KeyPrefix(c.res, namespace)
-	node, byNode := "", false
-	if c.indexNodes && useIndex {
-		node, byNode = pred.RequiresExactField(nodeNameField)
+	ix, value := -1, ""
+	if useIndex {
+		ix, value = c.indexFor(pred)
 	}
 	c.mu.RLock()
 	rv := c.rv
 	var elems []*element
-	if byNode {
-		elems, _ = c.objects.onNode(node, prefix)
+	if ix >= 0 {
+		elems = c.objects.inIndex(ix, value, prefix)
 	} else {
 		elems = c.objects.withPrefix(prefix)
 	}
@@ -136,8 +137,8 @@ func (c *resourceCache) listFromMemory(namespace string, pred registry.Predicate
 		elems = matching
 	}
 	index := ""
-	if byNode {
-		index = nodeNameField
+	if ix >= 0 {
+		index = c.res.Indexes[ix].Field
 	}
 	c.metrics.list(index, scanned, len(elems))
 	c.stats.listsServed.Add(1)

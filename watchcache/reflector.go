@@ -138,7 +138,7 @@ func (c *resourceCache) listAll(ctx context.Context) ([]runtime.Object, int64, e
 // replace makes objs, read at revision rev, the cache's content: the
 // window restarts at rev and the cache is ready.
 func (c *resourceCache) replace(objs []runtime.Object, rev int64) error {
-	store := newObjectStore(c.indexNodes)
+	store := newObjectStore(len(c.res.Indexes))
 	for _, obj := range objs {
 		e, err := c.elementOf(obj)
 		if err != nil {
@@ -221,13 +221,13 @@ func (c *resourceCache) apply(ev watch.Event) error {
 	c.metrics.eventsReceived.Inc()
 	out := &event{
 		typ: ev.Type, rv: rev, key: e.key, namespace: m.GetNamespace(),
-		object: e.shared, nodeName: e.nodeName,
+		object: e.shared, indexed: e.indexed,
 	}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if prev := c.objects.get(e.key); prev != nil {
-		out.prev, out.prevNodeName = prev.obj, prev.nodeName
+		out.prev, out.prevIndexed = prev.obj, prev.indexed
 	}
 	if ev.Type == watch.Deleted {
 		c.objects.delete(e.key)
@@ -246,7 +246,7 @@ func (c *resourceCache) elementOf(obj runtime.Object) (*element, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newElement(registry.KeyFor(c.res, m.GetNamespace(), m.GetName()), obj, &c.stats.encodings), nil
+	return newElement(registry.KeyFor(c.res, m.GetNamespace(), m.GetName()), obj, c.res.Indexes, &c.stats.encodings), nil
 }
 
 // dispatchLocked hands e to every watcher whose scope it falls in, without

@@ -24,8 +24,6 @@ type resourceCache struct {
 	log     *slog.Logger
 	metrics *resourceMetrics
 	stats   stats
-	// indexNodes: pods are indexed by spec.nodeName.
-	indexNodes bool
 
 	// waiting counts readers waiting for the cache to reach a revision;
 	// while it is positive, requestProgress asks etcd for progress
@@ -72,26 +70,36 @@ type stats struct {
 }
 
 func newResourceCache(res *registry.Resource, store Storage, cfg *Config, capacity int, closed <-chan struct{}) *resourceCache {
-	indexNodes := res.Name == "pods" && res.GroupVersion.Group == ""
 	c := &resourceCache{
-		indexNodes: indexNodes,
-		res:        res,
-		store:      store,
-		cfg:        cfg,
-		clock:      cfg.Clock,
-		log:        cfg.Logger.With("resource", groupResource(res)),
-		metrics:    newResourceMetrics(res, capacity),
-		kick:       make(chan struct{}, 1),
-		closed:     closed,
-		readyCh:    make(chan struct{}),
-		rvChanged:  make(chan struct{}),
-		objects:    newObjectStore(indexNodes),
-		window:     newRing(capacity),
-		watchers:   newWatcherIndex(),
-		resumed:    make(chan struct{}),
+		res:       res,
+		store:     store,
+		cfg:       cfg,
+		clock:     cfg.Clock,
+		log:       cfg.Logger.With("resource", groupResource(res)),
+		metrics:   newResourceMetrics(res, capacity),
+		kick:      make(chan struct{}, 1),
+		closed:    closed,
+		readyCh:   make(chan struct{}),
+		rvChanged: make(chan struct{}),
+		objects:   newObjectStore(len(res.Indexes)),
+		window:    newRing(capacity),
+		watchers:  newWatcherIndex(len(res.Indexes)),
+		resumed:   make(chan struct{}),
 	}
 	c.stats.lastInitReason.Store("")
 	return c
+}
+
+// indexFor returns the index a LIST or WATCH selecting with pred reads,
+// and the value it requires: the first of the resource's indexes whose
+// field the selector requires to equal one value. -1 when none is.
+func (c *resourceCache) indexFor(pred registry.Predicate) (int, string) {
+	for i, ix := range c.res.Indexes {
+		if value, ok := pred.RequiresExactField(ix.Field); ok {
+			return i, value
+		}
+	}
+	return -1, ""
 }
 
 // isReady reports whether the cache may answer reads.

@@ -5,20 +5,19 @@ import (
 	"sync/atomic"
 
 	"github.com/google/btree"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-)
 
-// nodeNameField is the field selector pods are indexed by: a kubelet
-// watches and lists only the pods bound to its node.
-const nodeNameField = "spec.nodeName"
+	"minicp/registry"
+)
 
 // element is one object in the cache, under its etcd key. Elements and
 // their objects are never modified once stored: an update stores a new one.
 type element struct {
-	key      string // etcd key, e.g. "/registry/pods/default/nginx"
-	nodeName string // pods: spec.nodeName; "" otherwise
-	obj      runtime.Object
+	key string // etcd key, e.g. "/registry/pods/default/nginx"
+	// indexed holds obj's value of each of the resource's indexes
+	// (Resource.Indexes, in order; a pod's spec.nodeName); nil without.
+	indexed []string
+	obj     runtime.Object
 	// shared is obj as every reader hands it to an encoder: the object of
 	// the watch event that stored it, of the ADDED events of watches that
 	// start with the current state, and a LIST's item. Each encoding of it
@@ -27,27 +26,36 @@ type element struct {
 	shared *cachingObject
 }
 
-// newElement wraps obj, counting its encodings in encodings.
-func newElement(key string, obj runtime.Object, encodings *atomic.Int64) *element {
-	return &element{key: key, nodeName: nodeNameOf(obj), obj: obj, shared: newCachingObject(obj, encodings)}
+// newElement wraps obj, computing its index values and counting its
+// encodings in encodings.
+func newElement(key string, obj runtime.Object, indexes []registry.Index, encodings *atomic.Int64) *element {
+	e := &element{key: key, obj: obj, shared: newCachingObject(obj, encodings)}
+	if len(indexes) > 0 {
+		e.indexed = make([]string, len(indexes))
+		for i, ix := range indexes {
+			e.indexed[i] = ix.Value(obj)
+		}
+	}
+	return e
 }
 
 // objectStore holds the current state of one resource, ordered by key (a
 // B-tree: LIST answers come out sorted, as etcd returns them, and a
-// namespace is a key range) and, for pods, indexed by spec.nodeName.
+// namespace is a key range) and indexed by each of the resource's indexes
+// (Resource.Indexes: pods by spec.nodeName).
 //
 // It is not safe for concurrent use: resourceCache.mu guards it.
 type objectStore struct {
 	tree *btree.BTreeG[*element]
-	// byNode maps a node name to the keys of the pods bound to it; nil for
-	// resources without the index.
-	byNode map[string]map[string]*element
+	// byIndex[i] maps a value of index i to the elements with that value,
+	// by key; one map per Resource.Indexes entry.
+	byIndex []map[string]map[string]*element
 }
 
-func newObjectStore(indexNodes bool) *objectStore {
+func newObjectStore(indexes int) *objectStore {
 	s := &objectStore{tree: btree.NewG(32, func(a, b *element) bool { return a.key < b.key })}
-	if indexNodes {
-		s.byNode = map[string]map[string]*element{}
+	for range indexes {
+		s.byIndex = append(s.byIndex, map[string]map[string]*element{})
 	}
 	return s
 }
@@ -64,11 +72,11 @@ func (s *objectStore) put(e *element) {
 	if old, replaced := s.tree.ReplaceOrInsert(e); replaced {
 		s.unindex(old)
 	}
-	if s.byNode != nil {
-		keys := s.byNode[e.nodeName]
+	for i, m := range s.byIndex {
+		keys := m[e.indexed[i]]
 		if keys == nil {
 			keys = map[string]*element{}
-			s.byNode[e.nodeName] = keys
+			m[e.indexed[i]] = keys
 		}
 		keys[e.key] = e
 	}
@@ -82,13 +90,12 @@ func (s *objectStore) delete(key string) {
 }
 
 func (s *objectStore) unindex(e *element) {
-	if s.byNode == nil {
-		return
-	}
-	if keys := s.byNode[e.nodeName]; keys != nil {
-		delete(keys, e.key)
-		if len(keys) == 0 {
-			delete(s.byNode, e.nodeName)
+	for i, m := range s.byIndex {
+		if keys := m[e.indexed[i]]; keys != nil {
+			delete(keys, e.key)
+			if len(keys) == 0 {
+				delete(m, e.indexed[i])
+			}
 		}
 	}
 }
@@ -106,25 +113,15 @@ func (s *objectStore) withPrefix(prefix string) []*element {
 	return out
 }
 
-// onNode returns, in key order, the elements bound to node whose key
-// starts with prefix. ok is false when the resource has no node index.
-func (s *objectStore) onNode(node, prefix string) (out []*element, ok bool) {
-	if s.byNode == nil {
-		return nil, false
-	}
-	for key, e := range s.byNode[node] {
+// inIndex returns, in key order, the elements whose value of index i is
+// value and whose key starts with prefix.
+func (s *objectStore) inIndex(i int, value, prefix string) []*element {
+	var out []*element
+	for key, e := range s.byIndex[i][value] {
 		if len(key) >= len(prefix) && key[:len(prefix)] == prefix {
 			out = append(out, e)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
-	return out, true
-}
-
-// nodeNameOf is the value pods are indexed by.
-func nodeNameOf(obj runtime.Object) string {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		return pod.Spec.NodeName
-	}
-	return ""
+	return out
 }

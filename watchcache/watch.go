@@ -63,9 +63,7 @@ func (c *resourceCache) watch(ctx context.Context, namespace string, opts regist
 		bookmarks: opts.AllowWatchBookmarks, ctx: ctx, endBookmark: plan.endBookmark,
 		input: make(chan *event, c.cfg.WatcherBufferSize), result: make(chan watch.Event, resultBufferSize), done: make(chan struct{}),
 	}
-	if c.indexNodes {
-		w.node, w.byNode = pred.RequiresExactField(nodeNameField)
-	}
+	w.index, w.value = c.indexFor(pred)
 	for {
 		registered, tooOld := c.register(w, plan)
 		if tooOld != nil {
@@ -131,8 +129,8 @@ func (c *resourceCache) register(w *watcher, plan watchPlan) (bool, *errors.Stat
 	switch {
 	case plan.initial:
 		w.startRV = c.rv
-		if w.byNode {
-			w.initial, _ = c.objects.onNode(w.node, w.prefix)
+		if w.index >= 0 {
+			w.initial = c.objects.inIndex(w.index, w.value, w.prefix)
 		} else {
 			w.initial = c.objects.withPrefix(w.prefix)
 		}

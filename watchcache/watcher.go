@@ -23,9 +23,12 @@ const bookmarkBeforeDeadline = 2 * time.Second
 type watcher struct {
 	cache     *resourceCache
 	prefix    string // etcd key prefix of the watch's namespace scope
-	namespace string // index placement, when not indexed by node
-	node      string // index placement, when byNode
-	byNode    bool   // the watch selects spec.nodeName=node (pods)
+	namespace string // index placement, when index < 0
+	// index is the Resource.Indexes entry whose field the watch's selector
+	// requires to equal value (a kubelet's spec.nodeName=<node>): the
+	// watcher is placed by it. -1: placed by namespace.
+	index     int
+	value     string
 	pred      registry.Predicate
 	bookmarks bool
 	startRV   int64 // the watch sends changes after this revision
@@ -193,22 +196,27 @@ func (c *resourceCache) removeLocked(w *watcher, slow bool) {
 
 // watcherIndex finds the watchers an event concerns without visiting all
 // of them: by namespace ("" holds all-namespace watches and those of
-// cluster-scoped resources), and, for watches selecting spec.nodeName, by
-// node (an event goes to the watchers of its new and its old node).
-// cache.mu guards it.
+// cluster-scoped resources), and, for watches whose selector requires an
+// indexed field to have one value, by that value (an event goes to the
+// watchers of its new and its old value). cache.mu guards it.
 type watcherIndex struct {
 	byNamespace map[string]map[*watcher]struct{}
-	byNode      map[string]map[*watcher]struct{}
-	count       int
+	// byIndex[i] maps a value of Resource.Indexes[i] to its watchers.
+	byIndex []map[string]map[*watcher]struct{}
+	count   int
 }
 
-func newWatcherIndex() watcherIndex {
-	return watcherIndex{byNamespace: map[string]map[*watcher]struct{}{}, byNode: map[string]map[*watcher]struct{}{}}
+func newWatcherIndex(indexes int) watcherIndex {
+	x := watcherIndex{byNamespace: map[string]map[*watcher]struct{}{}}
+	for range indexes {
+		x.byIndex = append(x.byIndex, map[string]map[*watcher]struct{}{})
+	}
+	return x
 }
 
 func (x *watcherIndex) slot(w *watcher) (map[string]map[*watcher]struct{}, string) {
-	if w.byNode {
-		return x.byNode, w.node
+	if w.index >= 0 {
+		return x.byIndex[w.index], w.value
 	}
 	return x.byNamespace, w.namespace
 }
@@ -236,7 +244,7 @@ func (x *watcherIndex) remove(w *watcher) {
 
 // each calls fn for every watcher; fn may remove it.
 func (x *watcherIndex) each(fn func(*watcher)) {
-	for _, m := range []map[string]map[*watcher]struct{}{x.byNamespace, x.byNode} {
+	for _, m := range append([]map[string]map[*watcher]struct{}{x.byNamespace}, x.byIndex...) {
 		for _, set := range m {
 			for w := range set {
 				fn(w)
@@ -257,9 +265,14 @@ func (x *watcherIndex) candidates(e *event, fn func(*watcher)) {
 	if e.namespace != "" {
 		visit(x.byNamespace[e.namespace])
 	}
-	visit(x.byNode[e.nodeName])
-	if e.prev != nil && e.prevNodeName != e.nodeName {
-		visit(x.byNode[e.prevNodeName])
+	for i, m := range x.byIndex {
+		if len(m) == 0 {
+			continue
+		}
+		visit(m[e.indexed[i]])
+		if e.prev != nil && e.prevIndexed[i] != e.indexed[i] {
+			visit(m[e.prevIndexed[i]])
+		}
 	}
 }
 

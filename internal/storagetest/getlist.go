@@ -37,7 +37,7 @@ var getListCases = []testCase{
 func testGet(t *testing.T, s *suite) {
 	created := s.createPod("a")
 	for _, version := range []string{"", created.ResourceVersion} {
-		out, err := s.Storage.Get(s.ctx, pods, ns, "a", registry.GetOptions{ResourceVersion: version})
+		out, err := s.Storage.Get(s.ctx, s.pods, ns, "a", registry.GetOptions{ResourceVersion: version})
 		if err != nil {
 			t.Fatalf("get at %q: %v", version, err)
 		}
@@ -46,14 +46,14 @@ func testGet(t *testing.T, s *suite) {
 		}
 	}
 	s.eventually("GET resourceVersion=0 to return the pod", func() bool {
-		out, err := s.Storage.Get(s.ctx, pods, ns, "a", registry.GetOptions{ResourceVersion: "0"})
+		out, err := s.Storage.Get(s.ctx, s.pods, ns, "a", registry.GetOptions{ResourceVersion: "0"})
 		return err == nil && out.(*corev1.Pod).ResourceVersion == created.ResourceVersion
 	})
 }
 
 func testGetMissing(t *testing.T, s *suite) {
 	for _, version := range []string{"", "0"} {
-		_, err := s.Storage.Get(s.ctx, pods, ns, "missing", registry.GetOptions{ResourceVersion: version})
+		_, err := s.Storage.Get(s.ctx, s.pods, ns, "missing", registry.GetOptions{ResourceVersion: version})
 		if !apierrors.IsNotFound(err) || err.Error() != `pods "missing" not found` {
 			t.Errorf("get at %q: got %v, want 404 `pods \"missing\" not found`", version, err)
 		}
@@ -72,7 +72,7 @@ func testListConsistent(t *testing.T, s *suite) {
 			t.Fatalf("list after creating %s has %q: a consistent list missed an acknowledged write", name, names(list))
 		}
 	}
-	cm, err := s.Storage.Create(s.ctx, configmaps, ns, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, registry.WriteOptions{})
+	cm, err := s.Storage.Create(s.ctx, s.configmaps, ns, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, registry.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func testListNotOlderThan(t *testing.T, s *suite) {
 func testFutureResourceVersion(t *testing.T, s *suite) {
 	future := itoa(s.currentRevision() + 1000)
 	_, listErr := s.listPods(ns, registry.ListOptions{ResourceVersion: future})
-	_, getErr := s.Storage.Get(s.ctx, pods, ns, "a", registry.GetOptions{ResourceVersion: future})
+	_, getErr := s.Storage.Get(s.ctx, s.pods, ns, "a", registry.GetOptions{ResourceVersion: future})
 	for what, err := range map[string]error{"list": listErr, "get": getErr} {
 		status, ok := err.(apierrors.APIStatus)
 		if !ok {
@@ -233,7 +233,7 @@ func testListBadField(t *testing.T, s *suite) {
 func testConflict(t *testing.T, s *suite) {
 	v1 := s.createPod("a")
 	s.setLabel("a", "v", "2")
-	_, _, err := s.Storage.Update(s.ctx, pods, ns, "a", registry.UpdateOptions{}, func(runtime.Object) (runtime.Object, error) {
+	_, _, err := s.Storage.Update(s.ctx, s.pods, ns, "a", registry.UpdateOptions{}, func(runtime.Object) (runtime.Object, error) {
 		stale := v1.DeepCopy()
 		stale.Labels["v"] = "stale"
 		return stale, nil
@@ -246,7 +246,7 @@ func testConflict(t *testing.T, s *suite) {
 
 func testAlreadyExists(t *testing.T, s *suite) {
 	s.createPod("a")
-	_, err := s.Storage.Create(s.ctx, pods, ns, newPod("a", "", nil), registry.WriteOptions{})
+	_, err := s.Storage.Create(s.ctx, s.pods, ns, newPod("a", "", nil), registry.WriteOptions{})
 	if !apierrors.IsAlreadyExists(err) || err.Error() != `pods "a" already exists` {
 		t.Errorf("second create: got %v, want 409 AlreadyExists", err)
 	}
@@ -259,7 +259,7 @@ func testDelete(t *testing.T, s *suite) {
 	if got := rv(t, deleted.ResourceVersion); got <= before || got <= rv(t, created.ResourceVersion) {
 		t.Errorf("deleted object at %d, want the deletion's revision (after %d)", got, before)
 	}
-	if _, err := s.Storage.Get(s.ctx, pods, ns, "a", registry.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := s.Storage.Get(s.ctx, s.pods, ns, "a", registry.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("get after delete: got %v, want 404", err)
 	}
 	if list := s.mustListPods(ns, registry.ListOptions{}); len(list.Items) != 0 {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"minicp/registry"
@@ -37,6 +38,8 @@ const (
 // namespaces the suite uses not yet created.
 type Harness struct {
 	Storage registry.Interface
+	// Resources is the table Storage serves.
+	Resources *registry.Table
 	// Etcd is the etcd the storage writes to, for compaction and revisions.
 	Etcd *clientv3.Client
 }
@@ -55,6 +58,9 @@ func Run(t *testing.T, newHarness Factory) {
 	for _, tc := range append(getListCases, watchCases...) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &suite{t: t, Harness: newHarness(t)}
+			s.pods = s.resource(corev1.SchemeGroupVersion.WithResource("pods"))
+			s.configmaps = s.resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
+			s.namespaces = s.resource(corev1.SchemeGroupVersion.WithResource("namespaces"))
 			s.ctx = context.Background()
 			ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 			t.Cleanup(cancel)
@@ -80,27 +86,23 @@ type suite struct {
 	Harness
 	t   *testing.T
 	ctx context.Context
+	// The resources the suite writes, from the storage's table.
+	pods, configmaps, namespaces *registry.Resource
 }
 
-func resource(gv string, name string) *registry.Resource {
-	for _, r := range registry.Resources {
-		if r.Name == name && r.GroupVersion.String() == gv {
-			return r
-		}
+// resource finds a resource of the storage's table.
+func (s *suite) resource(gvr schema.GroupVersionResource) *registry.Resource {
+	res, ok := s.Resources.Lookup(gvr)
+	if !ok {
+		s.t.Fatalf("the storage's table has no %s", gvr)
 	}
-	panic("no resource " + name)
+	return res
 }
-
-var (
-	pods       = resource("v1", "pods")
-	configmaps = resource("v1", "configmaps")
-	namespaces = resource("v1", "namespaces")
-)
 
 func (s *suite) createNamespace(name string) {
 	s.t.Helper()
 	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := s.Storage.Create(s.ctx, namespaces, "", obj, registry.WriteOptions{}); err != nil {
+	if _, err := s.Storage.Create(s.ctx, s.namespaces, "", obj, registry.WriteOptions{}); err != nil {
 		s.t.Fatalf("creating namespace %s: %v", name, err)
 	}
 }
@@ -114,7 +116,7 @@ func newPod(name, node string, labels map[string]string) *corev1.Pod {
 
 func (s *suite) createPodIn(namespace string, pod *corev1.Pod) *corev1.Pod {
 	s.t.Helper()
-	out, err := s.Storage.Create(s.ctx, pods, namespace, pod, registry.WriteOptions{})
+	out, err := s.Storage.Create(s.ctx, s.pods, namespace, pod, registry.WriteOptions{})
 	if err != nil {
 		s.t.Fatalf("creating pod %s/%s: %v", namespace, pod.Name, err)
 	}
@@ -129,7 +131,7 @@ func (s *suite) createPod(name string) *corev1.Pod {
 // setLabel updates pod name's label key to value, unconditionally.
 func (s *suite) setLabel(name, key, value string) *corev1.Pod {
 	s.t.Helper()
-	out, _, err := s.Storage.Update(s.ctx, pods, ns, name, registry.UpdateOptions{}, func(cur runtime.Object) (runtime.Object, error) {
+	out, _, err := s.Storage.Update(s.ctx, s.pods, ns, name, registry.UpdateOptions{}, func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
 		if pod.Labels == nil {
 			pod.Labels = map[string]string{}
@@ -145,7 +147,7 @@ func (s *suite) setLabel(name, key, value string) *corev1.Pod {
 
 func (s *suite) deletePod(name string) *corev1.Pod {
 	s.t.Helper()
-	out, err := s.Storage.Delete(s.ctx, pods, ns, name, registry.DeleteOptions{})
+	out, err := s.Storage.Delete(s.ctx, s.pods, ns, name, registry.DeleteOptions{})
 	if err != nil {
 		s.t.Fatalf("deleting pod %s: %v", name, err)
 	}
@@ -153,7 +155,7 @@ func (s *suite) deletePod(name string) *corev1.Pod {
 }
 
 func (s *suite) listPods(namespace string, opts registry.ListOptions) (*corev1.PodList, error) {
-	out, err := s.Storage.List(s.ctx, pods, namespace, opts)
+	out, err := s.Storage.List(s.ctx, s.pods, namespace, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +184,7 @@ func (s *suite) currentRevision() int64 {
 
 func (s *suite) watchPods(opts registry.ListOptions) watch.Interface {
 	s.t.Helper()
-	w, err := s.Storage.Watch(s.ctx, pods, ns, opts)
+	w, err := s.Storage.Watch(s.ctx, s.pods, ns, opts)
 	if err != nil {
 		s.t.Fatalf("watch %+v: %v", opts, err)
 	}

@@ -190,7 +190,7 @@ func testWatchList(t *testing.T, s *suite) {
 	s.createPod("c")
 	s.expect(w, watch.Added, "c")
 
-	_, err = s.Storage.Watch(s.ctx, pods, ns, registry.ListOptions{SendInitialEvents: &yes})
+	_, err = s.Storage.Watch(s.ctx, s.pods, ns, registry.ListOptions{SendInitialEvents: &yes})
 	if !apierrors.IsInvalid(err) {
 		t.Errorf("sendInitialEvents without resourceVersionMatch: got %v, want 422 Invalid", err)
 	}
@@ -202,7 +202,7 @@ func testWatchEnds(t *testing.T, s *suite) {
 	s.expectClosed(w)
 
 	ctx, cancel := context.WithCancel(s.ctx)
-	w2, err := s.Storage.Watch(ctx, pods, ns, registry.ListOptions{ResourceVersion: "0"})
+	w2, err := s.Storage.Watch(ctx, s.pods, ns, registry.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

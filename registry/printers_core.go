@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"fmt"
@@ -9,22 +9,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Columns and cells of every kind minicp serves, as upstream's printers
+// Columns and cells of the built-in kinds, as upstream's printers
 // (k8s.io/kubernetes/pkg/printers/internalversion) define them, so kubectl
 // output looks like a real cluster's. Pods have their own file.
-
-// tablePrinters maps each kind to its printer; others get the default.
-var tablePrinters = map[schema.GroupKind]tablePrinter{
-	{Kind: "Namespace"}: namespacePrinter,
-	{Kind: "Node"}:      nodePrinter,
-	{Kind: "Pod"}:       podPrinter,
-	{Kind: "ConfigMap"}: configMapPrinter,
-	{Kind: "Event"}:     eventPrinter,
-	{Group: coordinationv1.GroupName, Kind: "Lease"}: leasePrinter,
-}
 
 var namespacePrinter = printerOf(
 	[]metav1.TableColumnDefinition{
