@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -130,6 +131,9 @@ func (s *Server) Start() error {
 	}
 	addr := net.JoinHostPort(s.cfg.BindAddress, strconv.Itoa(s.cfg.Port))
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("apiserver port %d is already in use: pass --port 0 for a free port or stop the other process (%w)", s.cfg.Port, err)
+	}
 	if err != nil {
 		return fmt.Errorf("apiserver: listening on %s: %w", addr, err)
 	}

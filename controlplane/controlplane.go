@@ -40,6 +40,7 @@ type ControlPlane struct {
 	triage     *triage // events etcd, faults, namespace controller, object counts (triage.go)
 
 	kubeconfig string
+	lock       *dataDirLock // the data directory's lock, held until Close (lock.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -71,6 +72,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	if cp.lock, err = lockDataDir(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	if err := cp.startEtcd(ctx); err != nil {
 		return nil, err
@@ -213,7 +217,8 @@ func (cp *ControlPlane) EtcdEndpoints() []string {
 //     the watch cache stops its etcd watches, and the compactor stops;
 //  2. the etcd client is closed (only when minicp opened it itself);
 //  3. the embedded etcd members stop, flushing their data (the events
-//     etcd's last, with the clients of --etcd-servers-overrides).
+//     etcd's last, with the clients of --etcd-servers-overrides);
+//  4. the data directory's lock is released, for the next minicp.
 //
 // It is safe to call more than once; later calls return the first result.
 func (cp *ControlPlane) Close() error {
@@ -222,7 +227,7 @@ func (cp *ControlPlane) Close() error {
 		cp.stopNodes()
 		cp.stopTriageLoops()
 		if cp.api != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			errs = append(errs, cp.api.Shutdown(ctx))
 			cancel()
 		}
@@ -237,16 +242,31 @@ func (cp *ControlPlane) Close() error {
 			errs = append(errs, cp.etcd.Close())
 		}
 		errs = append(errs, cp.closeTriage())
+		cp.lock.release()
 		cp.closeErr = errors.Join(errs...)
 	})
 	return cp.closeErr
 }
 
+// ShutdownTimeout bounds how long Close waits for requests in flight
+// (watches are ended at once); with the rest of Close, minicp stops well
+// within StopLimit.
+const ShutdownTimeout = 5 * time.Second
+
+// StopLimit is how long cmd/minicp lets a stop take after SIGINT or
+// SIGTERM, at any stage, before it exits anyway: a learner's Ctrl-C works.
+const StopLimit = 9 * time.Second
+
 // Run starts the control plane, prints how to reach it, and serves until ctx
-// is cancelled (SIGINT/SIGTERM in cmd/minicp), then shuts down.
+// is cancelled (SIGINT/SIGTERM in cmd/minicp), then shuts down. Cancelled
+// during start-up, it stops what it started and returns nil.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	started := time.Now()
 	cp, err := Start(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintf(out, "minicp: stopped during start-up (%v)\n", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

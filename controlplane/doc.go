@@ -22,6 +22,11 @@
 // written to the data directory (endpoints.go) for minictl and kubelet-sim.
 //
 // Invariants:
+//   - One minicp per data directory: Start takes an exclusive flock on
+//     <data-dir>/minicp.lock (lock.go) before anything else and Close drops
+//     it last; a second minicp fails at once, naming the first one's pid.
+//   - Start gives up when its ctx ends, at any stage, and stops what it
+//     started; Close takes at most ShutdownTimeout for open requests.
 //   - The kubeconfig is written only after the apiserver answers /readyz
 //     and the simulated nodes are registered, so its presence on disk means
 //     "ready".

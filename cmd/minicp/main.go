@@ -1,6 +1,8 @@
 // Command minicp runs a miniature Kubernetes control plane on loopback:
 // an embedded etcd member, the apiserver, and the default namespaces.
-// It prints the line that points kubectl at it and stops cleanly on Ctrl-C.
+// It prints the line that points kubectl at it and stops cleanly on Ctrl-C
+// (or SIGTERM), at any stage, within controlplane.StopLimit; a second
+// Ctrl-C stops it at once.
 package main
 
 import (
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"minicp/controlplane"
 )
@@ -22,6 +25,16 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The stopper: on the first signal it gives the default behaviour
+	// back (a second Ctrl-C kills) and exits if the stop outlasts the limit.
+	go func() {
+		<-ctx.Done()
+		stop()
+		time.AfterFunc(controlplane.StopLimit, func() {
+			fmt.Fprintf(os.Stderr, "minicp: still stopping after %s; exiting without waiting further\n", controlplane.StopLimit)
+			os.Exit(1)
+		})
+	}()
 	if err := controlplane.Run(ctx, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "minicp:", err)
 		os.Exit(1)
