@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"minicp/internal/promreg"
 	"minicp/registry"
 	"minicp/reqtrace"
 )
@@ -66,7 +67,7 @@ type admissionChain []AdmissionPlugin
 
 // admit runs the chain for a, timing each plugin into upstream's admission
 // metrics and the whole chain into the request's admission phase.
-func (chain admissionChain) admit(ctx context.Context, a *AdmissionAttributes) error {
+func (chain admissionChain) admit(ctx context.Context, metrics admissionMetricsT, a *AdmissionAttributes) error {
 	if len(chain) == 0 {
 		return nil
 	}
@@ -76,12 +77,12 @@ func (chain admissionChain) admit(ctx context.Context, a *AdmissionAttributes) e
 	for _, p := range chain {
 		start := time.Now()
 		err = p.Admit(ctx, a)
-		admissionMetrics.observePlugin(p.Name(), a.Operation, err != nil, time.Since(start))
+		metrics.observePlugin(p.Name(), a.Operation, err != nil, time.Since(start))
 		if err != nil {
 			break
 		}
 	}
-	admissionMetrics.observeStep(a.Operation, err != nil, time.Since(chainStart))
+	metrics.observeStep(a.Operation, err != nil, time.Since(chainStart))
 	return err
 }
 
@@ -116,17 +117,20 @@ type admissionMetricsT struct {
 	step   *prometheus.HistogramVec // apiserver_admission_step_admission_duration_seconds
 }
 
-var admissionMetrics = admissionMetricsT{
-	plugin: registerOnce(prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "apiserver_admission_controller_admission_duration_seconds",
-		Help:    "Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
-		Buckets: admissionBuckets,
-	}, []string{"name", "operation", "rejected", "type"})),
-	step: registerOnce(prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "apiserver_admission_step_admission_duration_seconds",
-		Help:    "Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).",
-		Buckets: admissionBuckets,
-	}, []string{"operation", "rejected", "type"})),
+// newAdmissionMetrics registers the admission metrics with reg.
+func newAdmissionMetrics(reg prometheus.Registerer) admissionMetricsT {
+	return admissionMetricsT{
+		plugin: promreg.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "apiserver_admission_controller_admission_duration_seconds",
+			Help:    "Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+			Buckets: admissionBuckets,
+		}, []string{"name", "operation", "rejected", "type"})),
+		step: promreg.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "apiserver_admission_step_admission_duration_seconds",
+			Help:    "Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).",
+			Buckets: admissionBuckets,
+		}, []string{"operation", "rejected", "type"})),
+	}
 }
 
 func (m admissionMetricsT) observePlugin(name string, op AdmissionOperation, rejected bool, d time.Duration) {

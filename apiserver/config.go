@@ -8,6 +8,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults, as upstream kube-apiserver has them.
@@ -61,6 +63,17 @@ type Config struct {
 	Profiling bool
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics is the registry of the server's stack: the request metrics
+	// are registered there and /metrics serves it (with the process's own
+	// collectors and etcd's). Nil: a registry of the server's own.
+	Metrics MetricsRegistry
+}
+
+// MetricsRegistry is where a stack's metrics are registered and read
+// from; *prometheus.Registry is one.
+type MetricsRegistry interface {
+	prometheus.Registerer
+	prometheus.Gatherer
 }
 
 // NewConfig returns upstream's defaults on the loopback address.

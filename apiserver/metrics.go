@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"minicp/internal/promreg"
 )
 
 // Request metrics carry upstream's names, labels and buckets, so the
@@ -40,10 +41,8 @@ var watchEventSizeBuckets = prometheus.ExponentialBuckets(1024, 2, 8)
 var watchListDurationBuckets = []float64{0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0}
 
 // metrics records one count and one latency sample per finished request.
-// Its collectors live in Prometheus' default registry and are shared by
-// every metrics value in the process: tests run several servers at once,
-// and they all add to the same series, as several handlers of one
-// kube-apiserver would.
+// Its collectors live in the registry of the server's stack
+// (Config.Metrics): two stacks in one process share no series.
 //
 // What a relist costs (M6) shows in the others: a LIST's
 // bytes in apiserver_response_sizes, a streaming relist (watch-list, the
@@ -56,11 +55,12 @@ type metrics struct {
 	watchEvents   *prometheus.CounterVec   // apiserver_watch_events_total
 	watchSizes    *prometheus.HistogramVec // apiserver_watch_events_sizes
 	watchList     *prometheus.HistogramVec // apiserver_watch_list_duration_seconds
+	admission     admissionMetricsT        // admission.go
 }
 
-// newMetrics registers the request metrics with the default registry, or
-// reuses them if an earlier call already did.
-func newMetrics() *metrics {
+// newMetrics registers the request metrics with reg, or reuses them if an
+// earlier call already registered them there.
+func newMetrics(reg prometheus.Registerer) *metrics {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "apiserver_request_total",
 		Help: "Counter of apiserver requests broken out for each verb, group, version, resource, scope, component, and HTTP response code.",
@@ -90,31 +90,14 @@ func newMetrics() *metrics {
 		Buckets: watchListDurationBuckets,
 	}, []string{"group", "version", "resource", "scope"})
 	return &metrics{
-		requests:      registerOnce(requests),
-		duration:      registerOnce(duration),
-		responseSizes: registerOnce(responseSizes),
-		watchEvents:   registerOnce(watchEvents),
-		watchSizes:    registerOnce(watchSizes),
-		watchList:     registerOnce(watchList),
+		requests:      promreg.Register(reg, requests),
+		duration:      promreg.Register(reg, duration),
+		responseSizes: promreg.Register(reg, responseSizes),
+		watchEvents:   promreg.Register(reg, watchEvents),
+		watchSizes:    promreg.Register(reg, watchSizes),
+		watchList:     promreg.Register(reg, watchList),
+		admission:     newAdmissionMetrics(reg),
 	}
-}
-
-// registerOnce registers c with the default registry and returns it, or
-// returns the identical collector registered before.
-func registerOnce[C prometheus.Collector](c C) C {
-	err := prometheus.DefaultRegisterer.Register(c)
-	if err == nil {
-		return c
-	}
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		if existing, ok := already.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	// Only a different metric with the same name can get here: a bug in
-	// this package, not a condition to handle at run time.
-	panic(err)
 }
 
 // observe records one finished request. verb is upstream's request verb in
@@ -153,9 +136,11 @@ func (m *metrics) observeWatchList(group, version, resource, scope string, elaps
 	m.watchList.WithLabelValues(group, version, resource, scope).Observe(elapsed.Seconds())
 }
 
-// handler serves /metrics: everything in the default registry, which holds
-// these request metrics, etcd's server metrics when etcd is embedded, and
-// the Go runtime and process collectors.
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(prometheus.DefaultGatherer, promhttp.HandlerOpts{})
+// metricsHandler serves /metrics: the stack's registry (these request
+// metrics, the storage's and the watch cache's) and Prometheus' default
+// registry, which holds what is the process's rather than one stack's: the
+// Go runtime and process collectors, and the metrics an embedded etcd
+// registers there itself (etcd_server_*, etcd_disk_*, etcd_debugging_*).
+func metricsHandler(stack prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(prometheus.Gatherers{stack, prometheus.DefaultGatherer}, promhttp.HandlerOpts{})
 }

@@ -22,7 +22,7 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 }
 
 func TestRequestCounterIncrementsPerObservedRequest(t *testing.T) {
-	m := newMetrics()
+	m := newMetrics(prometheus.NewRegistry())
 	counter := m.requests.WithLabelValues("LIST", "", "v1", "pods", "", "namespace", "apiserver", "200")
 	before := counterValue(t, counter)
 	m.observe("list", "", "v1", "pods", "", "namespace", 200, 30*time.Millisecond)
@@ -32,8 +32,9 @@ func TestRequestCounterIncrementsPerObservedRequest(t *testing.T) {
 	}
 }
 
-func TestNewMetricsTwiceSharesOneSetOfCollectors(t *testing.T) {
-	first, second := newMetrics(), newMetrics()
+func TestNewMetricsTwiceOnOneRegistrySharesOneSetOfCollectors(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	first, second := newMetrics(reg), newMetrics(reg)
 	if first.requests != second.requests || first.duration != second.duration {
 		t.Fatal("second newMetrics registered new collectors instead of reusing the first ones")
 	}
@@ -45,10 +46,20 @@ func TestNewMetricsTwiceSharesOneSetOfCollectors(t *testing.T) {
 	}
 }
 
+// Two stacks in one process (two registries) share no series.
+func TestMetricsOfTwoRegistriesAreSeparate(t *testing.T) {
+	first, second := newMetrics(prometheus.NewRegistry()), newMetrics(prometheus.NewRegistry())
+	second.observe("GET", "", "v1", "pods", "", "resource", 200, time.Millisecond)
+	if got := counterValue(t, first.requests.WithLabelValues("GET", "", "v1", "pods", "", "resource", "apiserver", "200")); got != 0 {
+		t.Errorf("a request observed by the second stack shows in the first: %v, want 0", got)
+	}
+}
+
 func TestMetricsEndpointExposesRequestSeriesWithUpstreamLabels(t *testing.T) {
-	m := newMetrics()
+	reg := prometheus.NewRegistry()
+	m := newMetrics(reg)
 	m.observe("PATCH", "", "v1", "nodes", "status", "resource", 200, 3*time.Millisecond)
-	srv := httptest.NewServer(m.handler())
+	srv := httptest.NewServer(metricsHandler(reg))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)
 	if err != nil {

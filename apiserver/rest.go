@@ -178,7 +178,7 @@ func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *re
 		return err
 	}
 	dryRun := len(opts.DryRun) > 0
-	if err := s.admission.admit(req.Context(), newAdmission(AdmissionCreate, info, res, obj, nil, dryRun)); err != nil {
+	if err := s.admission.admit(req.Context(), s.metrics.admission, newAdmission(AdmissionCreate, info, res, obj, nil, dryRun)); err != nil {
 		return err
 	}
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
@@ -250,7 +250,7 @@ func (s *Server) admitted(ctx context.Context, info *requestInfo, res *registry.
 		if current == nil {
 			op = AdmissionCreate
 		}
-		if err := s.admission.admit(ctx, newAdmission(op, info, res, obj, current, dryRun)); err != nil {
+		if err := s.admission.admit(ctx, s.metrics.admission, newAdmission(op, info, res, obj, current, dryRun)); err != nil {
 			return nil, err
 		}
 		return obj, nil
@@ -293,7 +293,7 @@ func (s *Server) admitDelete(req *http.Request, info *requestInfo, res *registry
 	if err != nil {
 		return registry.DeleteOptions{}, err
 	}
-	if err := s.admission.admit(req.Context(), newAdmission(AdmissionDelete, info, res, nil, nil, opts.DryRun)); err != nil {
+	if err := s.admission.admit(req.Context(), s.metrics.admission, newAdmission(AdmissionDelete, info, res, nil, nil, opts.DryRun)); err != nil {
 		return registry.DeleteOptions{}, err
 	}
 	return opts, nil

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"minicp/registry"
@@ -30,6 +31,8 @@ type Server struct {
 	store     registry.Interface
 	log       *slog.Logger
 	metrics   *metrics
+	// metricsPage serves /metrics.
+	metricsPage http.Handler
 
 	discovery http.Handler
 	openapi   http.Handler
@@ -76,6 +79,10 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 	if log == nil {
 		log = slog.Default()
 	}
+	var metricsReg MetricsRegistry = prometheus.NewRegistry()
+	if cfg.Metrics != nil {
+		metricsReg = cfg.Metrics
+	}
 	var chain admissionChain
 	if !hasString(cfg.DisableAdmissionPlugins, NamespaceLifecycleName) {
 		chain = append(chain, newNamespaceLifecycle(store, table))
@@ -85,7 +92,8 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 		resources:   table,
 		store:       store,
 		log:         log,
-		metrics:     newMetrics(),
+		metrics:     newMetrics(metricsReg),
+		metricsPage: metricsHandler(metricsReg),
 		discovery:   newDiscoveryHandler(table.All()),
 		openapi:     newOpenAPIHandler(table.All()),
 		health:      newHealthHandler(ready),
@@ -271,7 +279,7 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, info *reques
 	case info.isResource:
 		h = func(w http.ResponseWriter, req *http.Request) { s.serveREST(w, req, info, res) }
 	case path == "/metrics":
-		h = s.metrics.handler().ServeHTTP
+		h = s.metricsPage.ServeHTTP
 	case isUnder(path, "/healthz") || isUnder(path, "/livez") || isUnder(path, "/readyz"):
 		h = s.health.ServeHTTP
 	case path == "/openapi/v2" || isUnder(path, "/openapi/v3"):

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +31,9 @@ type ControlPlane struct {
 	cfg    Config
 	logger *slog.Logger
 
+	// metrics is the stack's Prometheus registry: the registry's, the
+	// watch cache's and the apiserver's series, served on /metrics.
+	metrics    *prometheus.Registry
 	etcd       *embedetcd.Cluster // nil with --etcd-servers
 	etcdClient *clientv3.Client   // owned by etcd when embedded, by us otherwise
 	store      *registry.Store
@@ -63,7 +67,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if cfg.Resources == nil {
 		cfg.Resources = registry.NewBuiltinTable()
 	}
-	cp := &ControlPlane{cfg: cfg, logger: cfg.Logger}
+	cp := &ControlPlane{cfg: cfg, logger: cfg.Logger, metrics: prometheus.NewRegistry()}
+	cp.cfg.APIServer.Metrics = cp.metrics
+	cp.cfg.WatchCache.Metrics = cp.metrics
 	defer func() {
 		if err != nil {
 			cp.Close()
@@ -89,6 +95,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		StorageMediaType: cfg.StorageMediaType,
 		EventTTL:         cfg.EventTTL,
 		KeyTTL:           cfg.Nodes.keyTTL(),
+		Metrics:          cp.metrics,
 		Logger:           cp.logger,
 	}))
 	if err != nil {
@@ -101,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startWatchCache(ctx); err != nil {
 		return nil, err
 	}
-	cp.api, err = apiserver.New(cfg.APIServer, cfg.Resources, cp.cache, cp.etcdReady)
+	cp.api, err = apiserver.New(cp.cfg.APIServer, cfg.Resources, cp.cache, cp.etcdReady)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +284,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 }
 
 func (c *Config) etcdDataDir() string { return filepath.Join(c.DataDir, "etcd") }
+
+// Metrics is the stack's Prometheus registry (what /metrics serves besides
+// the process's Go and etcd collectors).
+func (cp *ControlPlane) Metrics() prometheus.Gatherer { return cp.metrics }
 
 // Resources is the table the stack serves.
 func (cp *ControlPlane) Resources() *registry.Table { return cp.cfg.Resources }

@@ -3,6 +3,8 @@ package controlplane
 import (
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"minicp/ui"
 )
 
@@ -22,6 +24,7 @@ func (cp *ControlPlane) registerUI() {
 		Cluster:     cp.etcd,
 		Etcd:        cp.cfg.embeddedEtcd(),
 		GracePeriod: grace,
+		Gatherer:    prometheus.Gatherers{cp.metrics, prometheus.DefaultGatherer},
 		Logger:      cp.logger,
 	}).Register(cp.api)
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -27,10 +26,10 @@ type histogram struct {
 }
 
 // readHistogram reads name's series whose labels include want from the
-// registry /metrics serves (the whole stack runs in this process).
-func readHistogram(t *testing.T, name string, want map[string]string) histogram {
+// stack's registry, which /metrics serves.
+func readHistogram(t *testing.T, s *framework.Stack, name string, want map[string]string) histogram {
 	t.Helper()
-	families, err := prometheus.DefaultGatherer.Gather()
+	families, err := s.ControlPlane.Metrics().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,15 +108,15 @@ var (
 func TestSlowAdmissionMovesApiserverLatencyAndLeavesEtcdFlat(t *testing.T) {
 	s := startWithFaults(t)
 	addFault(t, s, faults.Fault{Point: faults.Admission, Resource: "configmaps", Delay: faults.Duration(300 * time.Millisecond)})
-	apiBefore := readHistogram(t, "apiserver_request_duration_seconds", configMapCreates)
-	etcdBefore := readHistogram(t, "etcd_request_duration_seconds", etcdCreates)
-	admissionBefore := readHistogram(t, "apiserver_admission_controller_admission_duration_seconds", faultAdmission)
+	apiBefore := readHistogram(t, s, "apiserver_request_duration_seconds", configMapCreates)
+	etcdBefore := readHistogram(t, s, "etcd_request_duration_seconds", etcdCreates)
+	admissionBefore := readHistogram(t, s, "apiserver_admission_controller_admission_duration_seconds", faultAdmission)
 
 	createConfigMaps(t, s, "slow-admission", 3)
 
-	api := readHistogram(t, "apiserver_request_duration_seconds", configMapCreates).since(apiBefore)
-	etcd := readHistogram(t, "etcd_request_duration_seconds", etcdCreates).since(etcdBefore)
-	admission := readHistogram(t, "apiserver_admission_controller_admission_duration_seconds", faultAdmission).since(admissionBefore)
+	api := readHistogram(t, s, "apiserver_request_duration_seconds", configMapCreates).since(apiBefore)
+	etcd := readHistogram(t, s, "etcd_request_duration_seconds", etcdCreates).since(etcdBefore)
+	admission := readHistogram(t, s, "apiserver_admission_controller_admission_duration_seconds", faultAdmission).since(admissionBefore)
 	t.Logf("3 creates: apiserver %.3fs, admission %.3fs, etcd %.3fs in %d requests", api.sum, admission.sum, etcd.sum, etcd.count)
 	if api.count != 3 || api.sum < 0.9 {
 		t.Errorf("apiserver_request_duration_seconds{verb=POST,resource=configmaps}: +%d requests, +%.3fs; want 3 and at least 0.9s", api.count, api.sum)
@@ -135,15 +134,15 @@ func TestSlowAdmissionMovesApiserverLatencyAndLeavesEtcdFlat(t *testing.T) {
 func TestSlowEtcdMovesEtcdRequestDurationAndLeavesAdmissionFlat(t *testing.T) {
 	s := startWithFaults(t)
 	addFault(t, s, faults.Fault{Point: faults.EtcdTxn, Resource: "configmaps", Delay: faults.Duration(300 * time.Millisecond)})
-	apiBefore := readHistogram(t, "apiserver_request_duration_seconds", configMapCreates)
-	etcdBefore := readHistogram(t, "etcd_request_duration_seconds", etcdCreates)
-	admissionBefore := readHistogram(t, "apiserver_admission_controller_admission_duration_seconds", faultAdmission)
+	apiBefore := readHistogram(t, s, "apiserver_request_duration_seconds", configMapCreates)
+	etcdBefore := readHistogram(t, s, "etcd_request_duration_seconds", etcdCreates)
+	admissionBefore := readHistogram(t, s, "apiserver_admission_controller_admission_duration_seconds", faultAdmission)
 
 	createConfigMaps(t, s, "slow-etcd", 3)
 
-	api := readHistogram(t, "apiserver_request_duration_seconds", configMapCreates).since(apiBefore)
-	etcd := readHistogram(t, "etcd_request_duration_seconds", etcdCreates).since(etcdBefore)
-	admission := readHistogram(t, "apiserver_admission_controller_admission_duration_seconds", faultAdmission).since(admissionBefore)
+	api := readHistogram(t, s, "apiserver_request_duration_seconds", configMapCreates).since(apiBefore)
+	etcd := readHistogram(t, s, "etcd_request_duration_seconds", etcdCreates).since(etcdBefore)
+	admission := readHistogram(t, s, "apiserver_admission_controller_admission_duration_seconds", faultAdmission).since(admissionBefore)
 	t.Logf("3 creates: apiserver %.3fs, admission %.3fs, etcd %.3fs in %d requests", api.sum, admission.sum, etcd.sum, etcd.count)
 	if etcd.count != 3 || etcd.sum < 0.9 {
 		t.Errorf("etcd_request_duration_seconds{operation=create,type=configmaps}: +%d requests, +%.3fs; want 3 and at least 0.9s", etcd.count, etcd.sum)
@@ -229,8 +228,8 @@ func TestAListTimesOutWhileEtcdIsHealthyBecauseTheCacheIsWaiting(t *testing.T) {
 	createConfigMaps(t, s, "behind", 1) // etcd has it; the cache will not for a minute
 
 	etcdReads := map[string]string{"type": "configmaps"}
-	etcdBefore := readHistogram(t, "etcd_request_duration_seconds", etcdReads)
-	waitBefore := readHistogram(t, "apiserver_watch_cache_read_wait_seconds", map[string]string{"resource": "configmaps"})
+	etcdBefore := readHistogram(t, s, "etcd_request_duration_seconds", etcdReads)
+	waitBefore := readHistogram(t, s, "apiserver_watch_cache_read_wait_seconds", map[string]string{"resource": "configmaps"})
 
 	code, body, took := timedGet(t, http.MethodGet, s.ControlPlane.URL()+"/api/v1/namespaces/default/configmaps?timeout=1s")
 	expectTimeoutStatus(t, code, body)
@@ -238,10 +237,10 @@ func TestAListTimesOutWhileEtcdIsHealthyBecauseTheCacheIsWaiting(t *testing.T) {
 		t.Errorf("the 504 came after %v, want about the 1s timeout", took)
 	}
 
-	etcd := readHistogram(t, "etcd_request_duration_seconds", etcdReads).since(etcdBefore)
+	etcd := readHistogram(t, s, "etcd_request_duration_seconds", etcdReads).since(etcdBefore)
 	var wait histogram
 	framework.Eventually(t, 5*time.Second, "the cache's read wait to be recorded", func() bool {
-		wait = readHistogram(t, "apiserver_watch_cache_read_wait_seconds", map[string]string{"resource": "configmaps"}).since(waitBefore)
+		wait = readHistogram(t, s, "apiserver_watch_cache_read_wait_seconds", map[string]string{"resource": "configmaps"}).since(waitBefore)
 		return wait.count > 0
 	})
 	t.Logf("LIST 504 after %v: etcd %.4fs in %d requests, cache read wait %.3fs", took, etcd.sum, etcd.count, wait.sum)

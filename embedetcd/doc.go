@@ -69,8 +69,10 @@
 //     stopped earlier by StopMember are already down and skipped.
 //   - A restarted member is a new *Member with the old name, ID, URLs and
 //     data directory; a stopped *Member is never started again.
-//   - etcd's metrics stay in Prometheus' default registry; the apiserver's
-//     /metrics serves them, and so does each member's client port.
+//   - etcd's metrics stay in Prometheus' default registry (etcd registers
+//     them there itself, once per process); the apiserver's /metrics serves
+//     them beside its stack's own registry, and so does each member's
+//     client port.
 //   - The watch progress notify interval is process-wide in etcd: the last
 //     cluster started sets it for every cluster in the process.
 //   - A refused compaction or restore leaves etcd and the file system as

@@ -70,12 +70,13 @@ type etcdBackends struct {
 	routes    []etcdRoute
 	hook      FaultHook // nil: no faults
 	resources *Table    // names the resource of a key for metrics and faults
+	metrics   *storageMetrics
 }
 
 // newEtcdBackends routes the resources of overrides to their clients and
 // everything else to main.
-func newEtcdBackends(main *clientv3.Client, resources *Table, overrides map[schema.GroupResource]*clientv3.Client, hook FaultHook) (*etcdBackends, error) {
-	b := &etcdBackends{main: main, hook: hook, resources: resources}
+func newEtcdBackends(main *clientv3.Client, resources *Table, overrides map[schema.GroupResource]*clientv3.Client, hook FaultHook, metrics *storageMetrics) (*etcdBackends, error) {
+	b := &etcdBackends{main: main, hook: hook, resources: resources, metrics: metrics}
 	for gr, client := range overrides {
 		res, ok := resources.LookupGroupResource(gr)
 		if !ok {
@@ -130,7 +131,7 @@ func do[T any](ctx context.Context, b *etcdBackends, op EtcdOp, operation, resou
 	if err == nil {
 		out, err = call()
 	}
-	recordEtcdRequest(operation, resource, err, start)
+	b.metrics.record(operation, resource, err, start)
 	return out, err
 }
 

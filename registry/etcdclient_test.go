@@ -33,8 +33,8 @@ func metricValue(t *testing.T, m prometheus.Metric) float64 {
 	return out.GetCounter().GetValue()
 }
 
-func etcdRequests(t *testing.T, operation, typ string) float64 {
-	return metricValue(t, storageMetrics.total.WithLabelValues(operation, typ))
+func etcdRequests(t *testing.T, s *Store, operation, typ string) float64 {
+	return metricValue(t, s.metrics.total.WithLabelValues(operation, typ))
 }
 
 // M15: etcd_request_duration_seconds{operation,type} around every
@@ -46,9 +46,9 @@ func TestEveryEtcdRequestIsMeasuredUnderUpstreamOperationNames(t *testing.T) {
 	names := []string{"create", "get", "list", "update", "delete", "listWithCount"}
 	before := map[string]float64{}
 	for _, op := range names {
-		before[op] = etcdRequests(t, op, "pods")
+		before[op] = etcdRequests(t, s, op, "pods")
 	}
-	durationsBefore := metricValue(t, storageMetrics.duration.WithLabelValues("get", "pods").(prometheus.Metric))
+	durationsBefore := metricValue(t, s.metrics.duration.WithLabelValues("get", "pods").(prometheus.Metric))
 
 	createPod(t, s, newPod("web"))
 	if _, err := s.Get(ctx, pods, "default", "web", GetOptions{}); err != nil {
@@ -76,11 +76,11 @@ func TestEveryEtcdRequestIsMeasuredUnderUpstreamOperationNames(t *testing.T) {
 	// write it in one transaction.
 	want := map[string]float64{"create": 1, "get": 3, "list": 1, "update": 1, "delete": 1, "listWithCount": 1}
 	for _, op := range names {
-		if got := etcdRequests(t, op, "pods") - before[op]; got != want[op] {
+		if got := etcdRequests(t, s, op, "pods") - before[op]; got != want[op] {
 			t.Errorf("etcd_requests_total{operation=%q,type=\"pods\"} grew by %v, want %v", op, got, want[op])
 		}
 	}
-	if got := metricValue(t, storageMetrics.duration.WithLabelValues("get", "pods").(prometheus.Metric)) - durationsBefore; got != 3 {
+	if got := metricValue(t, s.metrics.duration.WithLabelValues("get", "pods").(prometheus.Metric)) - durationsBefore; got != 3 {
 		t.Errorf("etcd_request_duration_seconds{operation=\"get\",type=\"pods\"} got %v new samples, want 3", got)
 	}
 }

@@ -10,6 +10,7 @@ package registry
 // etcd request (etcdclient.go), so it includes the network and etcd's own
 // queueing; etcd's server-side view (etcd_disk_wal_fsync_duration_seconds,
 // etcd_server_*) comes out of the same /metrics page when etcd is embedded.
+// The series are the Store's stack's (Options.Metrics), not the process's.
 
 import (
 	"context"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"minicp/internal/promreg"
 )
 
 // etcdRequestBuckets are upstream's etcd_request_duration_seconds buckets.
@@ -25,55 +28,44 @@ var etcdRequestBuckets = []float64{
 	0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60,
 }
 
-// storageMetrics are process-wide, in Prometheus' default registry, like
-// the apiserver's request metrics: every Store in a process adds to them.
-var storageMetrics = struct {
+// storageMetrics are one Store's, registered with its stack's registry
+// (Options.Metrics).
+type storageMetrics struct {
 	duration *prometheus.HistogramVec // etcd_request_duration_seconds{operation,type}
 	total    *prometheus.CounterVec   // etcd_requests_total{operation,type}
 	errors   *prometheus.CounterVec   // etcd_request_errors_total{operation,type}
 	objects  *prometheus.GaugeVec     // apiserver_storage_objects{resource}
-}{
-	duration: registerOnce(prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "etcd_request_duration_seconds",
-		Help:    "Etcd request latency in seconds for each operation and object type.",
-		Buckets: etcdRequestBuckets,
-	}, []string{"operation", "type"})),
-	total: registerOnce(prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "etcd_requests_total",
-		Help: "Etcd request counts for each operation and object type.",
-	}, []string{"operation", "type"})),
-	errors: registerOnce(prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "etcd_request_errors_total",
-		Help: "Etcd failed request counts for each operation and object type.",
-	}, []string{"operation", "type"})),
-	objects: registerOnce(prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "apiserver_storage_objects",
-		Help: "Number of stored objects at the time of last check split by kind.",
-	}, []string{"resource"})),
 }
 
-// registerOnce registers c with the default registry and returns it, or
-// the identical collector an earlier registration left there.
-func registerOnce[C prometheus.Collector](c C) C {
-	err := prometheus.DefaultRegisterer.Register(c)
-	if err == nil {
-		return c
+// newStorageMetrics registers the storage metrics with reg (nil: nowhere).
+func newStorageMetrics(reg prometheus.Registerer) *storageMetrics {
+	return &storageMetrics{
+		duration: promreg.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "etcd_request_duration_seconds",
+			Help:    "Etcd request latency in seconds for each operation and object type.",
+			Buckets: etcdRequestBuckets,
+		}, []string{"operation", "type"})),
+		total: promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "etcd_requests_total",
+			Help: "Etcd request counts for each operation and object type.",
+		}, []string{"operation", "type"})),
+		errors: promreg.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "etcd_request_errors_total",
+			Help: "Etcd failed request counts for each operation and object type.",
+		}, []string{"operation", "type"})),
+		objects: promreg.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_storage_objects",
+			Help: "Number of stored objects at the time of last check split by kind.",
+		}, []string{"resource"})),
 	}
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		if existing, ok := already.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	panic(err) // a different metric under the same name: a bug here
 }
 
-// recordEtcdRequest records one finished etcd request.
-func recordEtcdRequest(operation, typ string, err error, start time.Time) {
-	storageMetrics.duration.WithLabelValues(operation, typ).Observe(time.Since(start).Seconds())
-	storageMetrics.total.WithLabelValues(operation, typ).Inc()
+// record records one finished etcd request.
+func (m *storageMetrics) record(operation, typ string, err error, start time.Time) {
+	m.duration.WithLabelValues(operation, typ).Observe(time.Since(start).Seconds())
+	m.total.WithLabelValues(operation, typ).Inc()
 	if err != nil {
-		storageMetrics.errors.WithLabelValues(operation, typ).Inc()
+		m.errors.WithLabelValues(operation, typ).Inc()
 	}
 }
 
@@ -91,7 +83,7 @@ func (s *Store) CountObjects(ctx context.Context) error {
 			errs = append(errs, storageError(err))
 			continue
 		}
-		storageMetrics.objects.WithLabelValues(qualifiedResource(res).String()).Set(float64(resp.Count))
+		s.metrics.objects.WithLabelValues(qualifiedResource(res).String()).Set(float64(resp.Count))
 	}
 	return errors.Join(errs...)
 }

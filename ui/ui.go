@@ -61,8 +61,9 @@ type Config struct {
 	// GracePeriod is the node lifecycle controller's
 	// --node-monitor-grace-period; 0 when no controller runs here.
 	GracePeriod time.Duration
-	// Gatherer is where /debug/load reads metrics; nil means Prometheus'
-	// default registry, where minicp's metrics live.
+	// Gatherer is where /debug/load reads metrics: the stack's registry
+	// (and the process's, for etcd's own); nil means Prometheus' default
+	// registry only.
 	Gatherer prometheus.Gatherer
 	// Clock is the views' time; nil means the real clock.
 	Clock clock.PassiveClock

@@ -75,12 +75,13 @@ func New(store Storage, resources *registry.Table, cfg Config) (*Cache, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{store: store, resources: resources, cfg: cfg, caches: map[*registry.Resource]*resourceCache{}, cancel: cancel, closed: make(chan struct{})}
+	metrics := newCacheMetrics(cfg.Metrics)
 	for _, res := range resources.All() {
 		size := sizes[res]
 		if size == 0 {
 			continue
 		}
-		rc := newResourceCache(res, store, &c.cfg, size, c.closed)
+		rc := newResourceCache(res, store, &c.cfg, metrics, size, c.closed)
 		c.caches[res] = rc
 		c.wg.Add(2)
 		// The feed: the only writer of rc; ends when ctx does.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -77,14 +75,14 @@ func TestAPausedCacheServesStaleZeroListsButNeverStaleConsistentLists(t *testing
 	if len(fresh.Items) != 2 || rvOf(t, fresh) < rvOf(t, after) {
 		t.Fatalf("consistent list of a paused cache = %d items at %s, want both pods at %s or later", len(fresh.Items), fresh.ResourceVersion, after.ResourceVersion)
 	}
-	if got := h.podCache().stats.consistentFromEtcd.Load(); got != 1 {
+	if got := value(h.podCache().metrics.consistentFromEtcd); got != 1 {
 		t.Errorf("consistent lists that fell back to etcd = %d, want 1", got)
 	}
 	if err := h.cache.Resume("pods"); err != nil {
 		t.Fatal(err)
 	}
 	h.listPods("default", registry.ListOptions{}) // caught up again: served from memory
-	if got := h.podCache().stats.consistentFromCache.Load(); got < 2 {
+	if got := value(h.podCache().metrics.consistentFromCache); got < 2 {
 		t.Errorf("consistent lists served from the cache = %d, want at least 2", got)
 	}
 	if got := h.listPods("default", registry.ListOptions{ResourceVersion: "0"}); len(got.Items) != 2 {
@@ -118,8 +116,8 @@ func TestConsistentListOfAnIdleResourceCatchesUpThroughProgressNotifications(t *
 		t.Errorf("list at %d, older than etcd's revision %d at the request", got, now)
 	}
 	rc := h.cache.caches[cms]
-	if rc.stats.consistentFromCache.Load() != 1 || rc.stats.consistentFromEtcd.Load() != 0 {
-		t.Errorf("served from cache %d, fell back %d; want 1, 0", rc.stats.consistentFromCache.Load(), rc.stats.consistentFromEtcd.Load())
+	if value(rc.metrics.consistentFromCache) != 1 || value(rc.metrics.consistentFromEtcd) != 0 {
+		t.Errorf("served from cache %d, fell back %d; want 1, 0", value(rc.metrics.consistentFromCache), value(rc.metrics.consistentFromEtcd))
 	}
 }
 
@@ -190,7 +188,7 @@ func TestASlowWatcherIsEndedWhileOthersGetEveryEvent(t *testing.T) {
 		t.Errorf("the slow watcher got all %d events; it should have been ended", received)
 	}
 	rc := h.podCache()
-	if got := rc.stats.terminated.Load(); got != 1 {
+	if got := value(rc.metrics.terminated); got != 1 {
 		t.Errorf("watchers ended for being slow = %d, want 1", got)
 	}
 	rc.mu.RLock()
@@ -221,7 +219,7 @@ func TestNodeScopedListsAndWatchesUseTheNodeIndex(t *testing.T) {
 	h.createNamespace("default")
 	h.createNamespace("other")
 	onNode := registry.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", "node-1")}
-	before := metricValue(t, listTotal.WithLabelValues("", "pods", "spec.nodeName"))
+	before := float64(value(h.podCache().metrics.lists["spec.nodeName"]))
 	w := h.watchPods("", registry.ListOptions{ResourceVersion: h.listPods("", registry.ListOptions{}).ResourceVersion, FieldSelector: onNode.FieldSelector})
 	h.createPod("default", "a", "node-1")
 	h.createPod("default", "b", "node-2")
@@ -230,7 +228,7 @@ func TestNodeScopedListsAndWatchesUseTheNodeIndex(t *testing.T) {
 	if len(list.Items) != 2 || list.Items[0].Name != "a" || list.Items[1].Name != "c" {
 		t.Errorf("node-1 list = %v, want a, c", list.Items)
 	}
-	if got := metricValue(t, listTotal.WithLabelValues("", "pods", "spec.nodeName")) - before; got != 1 {
+	if got := float64(value(h.podCache().metrics.lists["spec.nodeName"])) - before; got != 1 {
 		t.Errorf("apiserver_cache_list_total{index=spec.nodeName} grew by %v, want 1", got)
 	}
 	for _, name := range []string{"a", "c"} {
@@ -266,7 +264,7 @@ func TestReinitialisationEndsEveryWatchAndRestartsTheWindow(t *testing.T) {
 	h.createPod("default", "b", "") // so that the re-list's revision is past a's
 	h.listPods("default", registry.ListOptions{})
 	client := h.watchPods("default", registry.ListOptions{ResourceVersion: a.ResourceVersion, AllowWatchBookmarks: true})
-	before := metricValue(t, initializations.WithLabelValues("", "pods"))
+	before := float64(value(h.podCache().metrics.initializations))
 
 	var podFeed watch.Interface
 	for podFeed == nil {
@@ -291,13 +289,13 @@ func TestReinitialisationEndsEveryWatchAndRestartsTheWindow(t *testing.T) {
 	}
 	rc := h.podCache()
 	deadline := time.Now().Add(10 * time.Second)
-	for rc.stats.initializations.Load() < 2 || !rc.isReady() {
+	for value(rc.metrics.initializations) < 2 || !rc.isReady() {
 		if time.Now().After(deadline) {
 			t.Fatal("the cache did not re-list")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := metricValue(t, initializations.WithLabelValues("", "pods")) - before; got != 1 {
+	if got := float64(value(rc.metrics.initializations)) - before; got != 1 {
 		t.Errorf("apiserver_watch_cache_initializations_total grew by %v, want 1", got)
 	}
 	if rs := rc.status(); rs.Reinitializations != 1 || rs.LastReinitReason != "etcd watch closed" {
@@ -327,17 +325,4 @@ func (s *feedSpy) Watch(ctx context.Context, res *registry.Resource, namespace s
 		s.feeds <- &spiedWatch{w, res}
 	}
 	return w, err
-}
-
-// metricValue reads a counter or gauge.
-func metricValue(t *testing.T, m prometheus.Metric) float64 {
-	t.Helper()
-	var out dto.Metric
-	if err := m.Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	if out.Counter != nil {
-		return out.Counter.GetValue()
-	}
-	return out.Gauge.GetValue()
 }

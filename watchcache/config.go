@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
 	"minicp/registry"
@@ -67,6 +68,9 @@ type Config struct {
 	// Clock drives bookmarks, waits and re-list backoff; nil is the real
 	// clock. Tests inject a fake one.
 	Clock clock.WithTicker
+	// Metrics is the registry of the cache's stack, where its metrics are
+	// registered (metrics.go); nil registers them nowhere.
+	Metrics prometheus.Registerer
 	// Logger receives one line per re-initialisation; nil discards.
 	Logger *slog.Logger
 }

@@ -124,15 +124,15 @@ func (c *resourceCache) status() ResourceStatus {
 		},
 	}
 	c.mu.RUnlock()
-	st.EventsReceived = c.stats.received.Load()
-	st.EventsDispatched = c.stats.dispatched.Load()
+	st.EventsReceived = value(c.metrics.eventsReceived)
+	st.EventsDispatched = value(c.metrics.eventsDispatched)
 	st.Deliveries = c.stats.deliveries.Load()
 	st.Encodings = c.stats.encodings.Load()
-	st.SlowWatchersEnded = c.stats.terminated.Load()
+	st.SlowWatchersEnded = value(c.metrics.terminated)
 	st.GetsFromCache = c.stats.getServed.Load()
-	st.ListsFromCache = c.stats.listsServed.Load()
-	st.ConsistentFallback = c.stats.consistentFromEtcd.Load()
-	st.Initializations = c.stats.initializations.Load()
+	st.ListsFromCache = c.metrics.listsServed()
+	st.ConsistentFallback = value(c.metrics.consistentFromEtcd)
+	st.Initializations = value(c.metrics.initializations)
 	st.Reinitializations = max(st.Initializations-1, 0)
 	st.LastReinitReason, _ = c.stats.lastInitReason.Load().(string)
 	return ResourceStatus{Resource: groupResource(c.res), Cached: true, CacheState: st}

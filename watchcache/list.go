@@ -84,13 +84,11 @@ func (c *resourceCache) answerList(ctx context.Context, namespace string, opts r
 				// 504 must name the cache as the cause.
 				return nil, nil, err
 			}
-			c.stats.consistentFromEtcd.Add(1)
 			c.metrics.consistentRead(true)
 			c.log.Debug("consistent list fell back to etcd", "err", err)
 			fromEtcd, err = c.store.List(ctx, c.res, namespace, opts)
 			return fromEtcd, nil, err
 		}
-		c.stats.consistentFromCache.Add(1)
 		c.metrics.consistentRead(false)
 	} else if err := c.waitFresh(ctx, rv); err != nil {
 		return nil, nil, err
@@ -141,7 +139,6 @@ func (c *resourceCache) listFromMemory(namespace string, pred registry.Predicate
 		index = c.res.Indexes[ix].Field
 	}
 	c.metrics.list(index, scanned, len(elems))
-	c.stats.listsServed.Add(1)
 	return &listSnapshot{rv: rv, elems: elems}
 }
 

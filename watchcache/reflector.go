@@ -154,7 +154,6 @@ func (c *resourceCache) replace(objs []runtime.Object, rev int64) error {
 	c.advanceLocked(rev)
 	c.ready = true
 	close(c.readyCh)
-	c.stats.initializations.Add(1)
 	c.metrics.initializations.Inc()
 	c.log.Debug("watch cache initialized", "resourceVersion", rev, "objects", store.len())
 	return nil
@@ -217,7 +216,6 @@ func (c *resourceCache) apply(ev watch.Event) error {
 	if err != nil {
 		return err
 	}
-	c.stats.received.Add(1)
 	c.metrics.eventsReceived.Inc()
 	out := &event{
 		typ: ev.Type, rv: rev, key: e.key, namespace: m.GetNamespace(),
@@ -260,7 +258,6 @@ func (c *resourceCache) dispatchLocked(e *event) {
 			c.removeLocked(w, true)
 		}
 	})
-	c.stats.dispatched.Add(1)
 	c.metrics.eventsDispatched.Inc()
 }
 

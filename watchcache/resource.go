@@ -54,29 +54,23 @@ type resourceCache struct {
 	resumed chan struct{}
 }
 
-// stats are counters for /debug/watchcache, next to the Prometheus
-// metrics, kept per cache so that a page shows one stack even when a
-// process runs several.
+// stats are the figures /debug/watchcache shows that have no Prometheus
+// metric upstream; the others it reads from the resource's metrics.
 type stats struct {
-	received, dispatched   atomic.Int64 // events from etcd; events handed to watchers
-	deliveries             atomic.Int64 // events placed in watchers' buffers (one per watcher per event)
-	encodings              atomic.Int64 // event objects encoded (once per media type)
-	terminated             atomic.Int64 // watchers ended because their buffer was full
-	initializations        atomic.Int64 // successful lists (the first one and every re-list)
-	lastInitReason         atomic.Value // string: why the last re-list happened
-	consistentFromCache    atomic.Int64
-	consistentFromEtcd     atomic.Int64
-	listsServed, getServed atomic.Int64
+	deliveries     atomic.Int64 // events placed in watchers' buffers (one per watcher per event)
+	encodings      atomic.Int64 // event objects encoded (once per media type)
+	getServed      atomic.Int64 // GETs answered from memory
+	lastInitReason atomic.Value // string: why the last re-list happened
 }
 
-func newResourceCache(res *registry.Resource, store Storage, cfg *Config, capacity int, closed <-chan struct{}) *resourceCache {
+func newResourceCache(res *registry.Resource, store Storage, cfg *Config, metrics *cacheMetrics, capacity int, closed <-chan struct{}) *resourceCache {
 	c := &resourceCache{
 		res:       res,
 		store:     store,
 		cfg:       cfg,
 		clock:     cfg.Clock,
 		log:       cfg.Logger.With("resource", groupResource(res)),
-		metrics:   newResourceMetrics(res, capacity),
+		metrics:   metrics.forResource(res, capacity),
 		kick:      make(chan struct{}, 1),
 		closed:    closed,
 		readyCh:   make(chan struct{}),

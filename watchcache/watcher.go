@@ -188,7 +188,6 @@ func (c *resourceCache) removeLocked(w *watcher, slow bool) {
 	c.watchers.remove(w)
 	c.metrics.watchers.Dec()
 	if slow {
-		c.stats.terminated.Add(1)
 		c.metrics.terminated.Inc()
 		c.log.Debug("ended a watcher that could not keep up", "buffer", cap(w.input), "resourceVersion", c.rv)
 	}
