@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 )
 
@@ -62,6 +63,8 @@ type AgentConfig struct {
 	Clock clock.WithTicker
 	// Logger receives one line per state change; nil discards.
 	Logger *slog.Logger
+	// Recorder receives the kubelet's events (events.go); nil records none.
+	Recorder events.EventRecorder
 }
 
 // NewAgentConfig returns upstream's timings for three nodes named node-N.
@@ -121,6 +124,8 @@ type ControllerConfig struct {
 	Clock clock.WithTicker
 	// Logger receives one line per node state change; nil discards.
 	Logger *slog.Logger
+	// Recorder receives the controller's events (events.go); nil records none.
+	Recorder events.EventRecorder
 }
 
 // NewControllerConfig returns upstream's defaults: 50 s grace, 5 s period.

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	coordinationlisters "k8s.io/client-go/listers/coordination/v1"
@@ -21,7 +22,9 @@ import (
 
 // Controller is the node lifecycle controller: it marks nodes that stopped
 // heartbeating Ready=Unknown and keeps the unreachable / not-ready taints
-// in line with each node's Ready condition. NewController builds it, Start
+// in line with each node's Ready condition. It records upstream's events:
+// RegisteredNode when it first sees a node, NodeNotReady when it takes a
+// node's Ready from True, RemovingNode when the Node is gone (events.go). NewController builds it, Start
 // runs it, Stop ends it.
 type Controller struct {
 	cfg    ControllerConfig
@@ -51,6 +54,13 @@ type nodeHealth struct {
 	// probe is the controller's time of the last sign of life: when a new
 	// heartbeat or renewTime was first seen.
 	probe time.Time
+	uid   types.UID // the Node's, for the RemovingNode event once it is gone
+}
+
+// isReady reports whether node's Ready condition is True.
+func isReady(node *corev1.Node) bool {
+	ready := conditionOf(&node.Status, corev1.NodeReady)
+	return ready != nil && ready.Status == corev1.ConditionTrue
 }
 
 // NewController returns a controller using client.
@@ -140,9 +150,11 @@ func (c *Controller) monitor(ctx context.Context) {
 			c.log.Debug("node check failed; retrying at the next pass", "node", node.Name, "err", err)
 		}
 	}
-	for name := range c.health {
+	for name, h := range c.health {
 		if !seen[name] {
 			delete(c.health, name)
+			recordEvent(c.cfg.Recorder, controllerNodeRef(name, h.uid), ReasonRemovingNode, actionRegister,
+				fmt.Sprintf("Node %s event: Removing Node %s from Controller", name, name))
 		}
 	}
 }
@@ -155,8 +167,13 @@ func (c *Controller) checkNode(ctx context.Context, node *corev1.Node, now time.
 	}
 	h := c.observe(node, lease, now)
 	if why := c.silence(h, lease, now); why != "" {
+		wasReady := isReady(node)
 		if node, err = c.markUnknown(ctx, node, h, now, why); err != nil {
 			return err
+		}
+		if wasReady && !isReady(node) { // once, at the change, as upstream
+			recordEvent(c.cfg.Recorder, controllerNodeRef(node.Name, node.UID), ReasonNodeNotReady, actionStatusChange,
+				statusMessage(node.Name, ReasonNodeNotReady))
 		}
 	}
 	return c.reconcileTaints(ctx, node, now)
@@ -167,8 +184,10 @@ func (c *Controller) checkNode(ctx context.Context, node *corev1.Node, now time.
 func (c *Controller) observe(node *corev1.Node, lease *coordinationv1.Lease, now time.Time) *nodeHealth {
 	h := c.health[node.Name]
 	if h == nil {
-		h = &nodeHealth{probe: now}
+		h = &nodeHealth{probe: now, uid: node.UID}
 		c.health[node.Name] = h
+		recordEvent(c.cfg.Recorder, controllerNodeRef(node.Name, node.UID), ReasonRegisteredNode, actionRegister,
+			fmt.Sprintf("Node %s event: Registered Node %s in Controller", node.Name, node.Name))
 	}
 	if ready := conditionOf(&node.Status, corev1.NodeReady); ready != nil && !ready.LastHeartbeatTime.Equal(&h.heartbeat) {
 		h.heartbeat, h.probe = ready.LastHeartbeatTime, now

@@ -50,6 +50,14 @@
 // False, and neither on Ready nodes. Upstream adds the NoExecute taints
 // through a rate-limited eviction queue; minicp adds them at once.
 //
+// Both sides record upstream's events (events.go) through the recorder
+// their config is given: the kubelet's Starting, NodeHasSufficientMemory,
+// NodeHasNoDiskPressure, NodeHasSufficientPID and NodeReady (when a
+// condition turns healthy), about the node by name as UID; the
+// controller's RegisteredNode, NodeNotReady (once, when it takes Ready
+// from True) and RemovingNode, about the Node's UID. `kubectl describe
+// node` shows both.
+//
 // # Invariants
 //
 //   - A node is held by at most one goroutine at a time: it is either in

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -70,12 +71,18 @@ func (a *Agent) failed(n *simNode, err error, now time.Time) time.Time {
 func (a *Agent) register(ctx context.Context, n *simNode, now time.Time) error {
 	nodes := a.client.CoreV1().Nodes()
 	created, err := nodes.Create(ctx, newNode(n.name, n.ordinal, now), metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
+	adopted := apierrors.IsAlreadyExists(err)
+	if adopted {
 		created, err = nodes.Get(ctx, n.name, metav1.GetOptions{})
 		n.statusStale.Store(true)
 	}
 	if err != nil {
 		return err
+	}
+	ref := kubeletNodeRef(n.name)
+	recordEvent(a.cfg.Recorder, ref, ReasonStarting, actionRegister, "Starting kubelet.")
+	if !adopted { // a new Node: every condition went from nothing to healthy
+		a.recordConditions(n.name, healthyTypes())
 	}
 	n.node = created
 	n.statusAt = now.Add(a.cfg.StatusReportInterval)
@@ -89,12 +96,12 @@ func (a *Agent) postStatus(ctx context.Context, n *simNode, now time.Time) error
 	n.statusStale.Store(false) // a change seen from here on is a new one
 	nodes := a.client.CoreV1().Nodes()
 	node := n.node.DeepCopy()
-	setHealthyConditions(&node.Status, now)
+	changed := setHealthyConditions(&node.Status, now)
 	updated, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
 		a.stats.RecordConflict()
 		if node, err = nodes.Get(ctx, n.name, metav1.GetOptions{}); err == nil {
-			setHealthyConditions(&node.Status, now)
+			changed = setHealthyConditions(&node.Status, now)
 			updated, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
 		}
 	}
@@ -108,7 +115,26 @@ func (a *Agent) postStatus(ctx context.Context, n *simNode, now time.Time) error
 	n.node = updated
 	n.statusAt = now.Add(a.cfg.StatusReportInterval)
 	a.stats.add(&a.stats.statuses)
+	a.recordConditions(n.name, changed)
 	return nil
+}
+
+// recordConditions records the kubelet's event for each condition that
+// became healthy, e.g. NodeReady when Ready comes back from Unknown.
+func (a *Agent) recordConditions(node string, changed []corev1.NodeConditionType) {
+	for _, typ := range changed {
+		reason := conditionEvents[typ]
+		recordEvent(a.cfg.Recorder, kubeletNodeRef(node), reason, actionStatusChange, statusMessage(node, reason))
+	}
+}
+
+// healthyTypes lists the conditions a kubelet reports, in its order.
+func healthyTypes() []corev1.NodeConditionType {
+	types := make([]corev1.NodeConditionType, len(healthyConditions))
+	for i, c := range healthyConditions {
+		types[i] = c.typ
+	}
+	return types
 }
 
 // renew writes n's Lease with renewTime now and schedules the next

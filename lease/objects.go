@@ -73,8 +73,12 @@ var healthyConditions = []struct {
 // heartbeat now. A condition that already had the healthy status keeps its
 // lastTransitionTime; one that changes (e.g. Ready back from Unknown) gets
 // now, as the kubelet does.
-func setHealthyConditions(status *corev1.NodeStatus, now time.Time) {
+//
+// It returns the conditions that changed, in healthyConditions' order: the
+// kubelet records an event for each (events.go).
+func setHealthyConditions(status *corev1.NodeStatus, now time.Time) []corev1.NodeConditionType {
 	t := metav1.NewTime(now)
+	var changed []corev1.NodeConditionType
 	for _, want := range healthyConditions {
 		c := conditionOf(status, want.typ)
 		if c == nil {
@@ -83,9 +87,11 @@ func setHealthyConditions(status *corev1.NodeStatus, now time.Time) {
 		}
 		if c.Status != want.status {
 			c.LastTransitionTime = t
+			changed = append(changed, want.typ)
 		}
 		c.Status, c.Reason, c.Message, c.LastHeartbeatTime = want.status, want.reason, want.message, t
 	}
+	return changed
 }
 
 // conditionOf returns a pointer into status.Conditions, or nil.

@@ -19,6 +19,11 @@
 // kube-apiserver), a deleted namespace stays Terminating forever; minicp
 // runs it in-process, so namespaces go away as on a real cluster.
 //
+// Events: upstream's namespace controller records none (what it finds is
+// written into the namespace's status conditions instead), and neither
+// does this one; `kubectl get events` stays quiet about a namespace's
+// deletion on a real cluster too.
+//
 // Invariants:
 //
 //   - The controller acts only on namespaces with a deletionTimestamp and

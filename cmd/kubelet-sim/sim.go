@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
 
 	"minicp/controlplane"
 	"minicp/lease"
@@ -31,6 +32,7 @@ type config struct {
 	reportEvery   time.Duration
 	duration      time.Duration
 	verbose       bool
+	recordEvents  bool
 }
 
 const long = `kubelet-sim runs N simulated kubelets against any apiserver: each
@@ -76,6 +78,7 @@ func newCommand(out io.Writer) *cobra.Command {
 	f.BoolVar(&cfg.etcdDirect, "etcd-direct", false, "write the same renewal load straight to etcd, one transaction per renewal, under /kubelet-sim-direct/: the baseline for the apiserver's overhead")
 	f.DurationVar(&cfg.reportEvery, "report-interval", 5*time.Second, "how often to print a summary line")
 	f.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0 = run until Ctrl-C)")
+	f.BoolVar(&cfg.recordEvents, "record-events", false, "record the kubelet's node events (Starting, NodeHasSufficientMemory, ..., NodeReady), as a kubelet does; off by default, so that thousands of nodes measure heartbeats alone")
 	f.BoolVarP(&cfg.verbose, "v", "v", false, "log node state changes (registration, failures, lapses)")
 	cmd.SetOut(out)
 	cmd.SetErr(out)
@@ -164,6 +167,16 @@ func runAgent(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.Wr
 		return err
 	}
 	defer closeIdle()
+	if cfg.recordEvents {
+		// The broadcaster writes the events from its own goroutine, with
+		// events.k8s.io/v1 when the apiserver serves it; Shutdown ends it.
+		broadcaster := events.NewEventBroadcasterAdapterWithContext(ctx, cs)
+		stopEvents := make(chan struct{})
+		broadcaster.StartRecordingToSink(stopEvents)
+		defer broadcaster.Shutdown()
+		defer close(stopEvents)
+		cfg.agent.Recorder = broadcaster.NewRecorder(lease.KubeletComponent)
+	}
 	agent, err := lease.NewAgent(cfg.agent, cs)
 	if err != nil {
 		return err
