@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -37,9 +38,14 @@ func readyz(t *testing.T, s *framework.Stack) (int, string) {
 
 // quotaFiller rewrites a few ConfigMaps with large values, so that history,
 // not live data, fills etcd. Each value starts with the number of its
-// write; acked remembers the last acknowledged one per ConfigMap.
+// write; acked remembers the last acknowledged one per ConfigMap, and
+// refused the write etcd answered NOSPACE.
 type quotaFiller struct {
-	acked map[string]int
+	acked   map[string]int
+	refused struct {
+		name string
+		n    int
+	}
 }
 
 func (f *quotaFiller) fill(t *testing.T, s *framework.Stack) error {
@@ -57,6 +63,7 @@ func (f *quotaFiller) fill(t *testing.T, s *framework.Stack) error {
 			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
 		}
 		if err != nil {
+			f.refused.name, f.refused.n = name, i
 			return err
 		}
 		f.acked[name] = i
@@ -85,6 +92,7 @@ func TestNoSpaceAlarmRefusesWritesUntilCompactDefragDisarmAndLosesNothing(t *tes
 
 	f := &quotaFiller{acked: map[string]int{}}
 	err := f.fill(t, s)
+	crossing := err
 	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != http.StatusInternalServerError ||
 		!strings.Contains(err.Error(), "database space exceeded") || !strings.Contains(err.Error(), "alarm disarm") {
 		t.Fatalf("the write past the quota: got %v, want 500 with etcd's message and how to recover", err)
@@ -133,9 +141,11 @@ func TestNoSpaceAlarmRefusesWritesUntilCompactDefragDisarmAndLosesNothing(t *tes
 		t.Fatalf("a write after recovery: %v", err)
 	}
 
-	// No acknowledged write lost: each ConfigMap holds its last
-	// acknowledged write, or the one that crossed the quota (applied by
-	// etcd although answered NOSPACE), never an older one.
+	// No acknowledged write lost, and the NOSPACE error told the truth:
+	// each ConfigMap holds its last acknowledged write, except the one the
+	// refused write was for, which holds that write if and only if the
+	// error said etcd applied it (etcd checks the quota before proposing a
+	// write and again when applying it).
 	list, err = s.Clientset.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -146,9 +156,18 @@ func TestNoSpaceAlarmRefusesWritesUntilCompactDefragDisarmAndLosesNothing(t *tes
 			got[cm.Name] = n
 		}
 	}
-	for name, want := range f.acked {
-		if n, ok := got[name]; !ok || n < want {
-			t.Errorf("%s after recovery holds write %d (present %t), want write %d or later", name, n, ok, want)
+	want := maps.Clone(f.acked)
+	if strings.Contains(crossing.Error(), "etcd applied this write") {
+		want[f.refused.name] = f.refused.n
+	} else if !strings.Contains(crossing.Error(), "nothing was written") {
+		t.Errorf("the NOSPACE error does not say what etcd did with the write: %v", crossing)
+	}
+	for name, n := range want {
+		if name == "fill-3" {
+			continue // deleted under the alarm
+		}
+		if g, ok := got[name]; !ok || g != n {
+			t.Errorf("%s after recovery holds write %d (present %t), want write %d (error: %v)", name, g, ok, n, crossing)
 		}
 	}
 	t.Logf("acknowledged before the alarm: %v; after recovery: %v; defrag %d -> %d bytes", f.acked, got, defrag[0].Before, defrag[0].After)

@@ -137,9 +137,10 @@ func TestNoSpaceAlarmClearsAfterCompactDefragAndDisarm(t *testing.T) {
 	if _, err := client.Put(ctx, "/k/small", "x"); err != nil {
 		t.Fatalf("writing after recovery: %v", err)
 	}
-	// The write that crossed the quota was applied although it was
-	// answered NOSPACE, so a key may hold a newer value than acknowledged,
-	// never an older one.
+	// The write that crossed the quota may have been applied although it
+	// was answered NOSPACE (etcd checks the quota before proposing a write,
+	// refusing it, and again when applying it, applying it first), so a key
+	// may hold a newer value than acknowledged, never an older one.
 	for key, want := range acked {
 		resp, err := client.Get(ctx, key)
 		if err != nil || len(resp.Kvs) != 1 {

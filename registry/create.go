@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,6 +48,20 @@ func (s *Store) Create(ctx context.Context, res *Resource, namespace string, obj
 	}
 }
 
+// appliedAt reads key back after etcd answered a write with NOSPACE: the
+// revision etcd stored data at, if it did (the key holds data at a revision
+// other than prevRev), 0 if it did not, -1 if the read failed.
+func (s *Store) appliedAt(ctx context.Context, key string, data []byte, prevRev int64) int64 {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return -1
+	}
+	if len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision != prevRev && bytes.Equal(resp.Kvs[0].Value, data) {
+		return resp.Kvs[0].ModRevision
+	}
+	return 0
+}
+
 // create writes obj, already prepared and validated, if its key is free.
 func (s *Store) create(ctx context.Context, res *Resource, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
@@ -78,6 +94,9 @@ func (s *Store) create(ctx context.Context, res *Resource, obj runtime.Object, o
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, string(data), lease.opts...)).
 		Commit()
+	if errors.Is(err, rpctypes.ErrNoSpace) {
+		return nil, noSpaceWrite(err, s.appliedAt(ctx, key, data, 0))
+	}
 	if err != nil {
 		return nil, storageError(err)
 	}

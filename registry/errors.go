@@ -31,8 +31,7 @@ const (
 		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
 		"objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
 	// noSpaceAdvice tells an operator how to get out of etcd's NOSPACE alarm.
-	noSpaceAdvice = "etcd's backend quota is exhausted and it accepts only reads and deletes " +
-		"(the one write that crossed the quota was applied before the alarm went off); " +
+	noSpaceAdvice = "etcd's backend quota is exhausted and it accepts only reads and deletes; " +
 		"to recover, compact old revisions (minictl etcd compact --keep 0, or etcdctl compact <current revision>), " +
 		"defragment every member (minictl etcd defrag, or etcdctl defrag), then disarm the alarm " +
 		"(minictl etcd alarm disarm, or etcdctl alarm disarm), or raise --quota-backend-bytes"
@@ -66,6 +65,27 @@ func storageError(err error) error {
 		return apierrors.NewTimeoutError(fmt.Sprintf("request to etcd did not complete: %v", err), 0)
 	}
 	return apierrors.NewInternalError(err)
+}
+
+// noSpaceWrite is the error of a create or update etcd answered NOSPACE.
+// etcd checks the quota twice: before it proposes a write (a write that
+// does not fit is refused there, and the alarm raised) and again when it
+// applies it (a write that passed the first check but no longer fits is
+// applied, answered NOSPACE, and the alarm raised). appliedAt says which:
+// the revision etcd stored the write at, 0 if it refused it, -1 if reading
+// the key back failed and nobody knows.
+func noSpaceWrite(err error, appliedAt int64) error {
+	var what string
+	switch {
+	case appliedAt > 0:
+		what = fmt.Sprintf("etcd applied this write at revision %d and then raised the alarm: "+
+			"it is stored (resourceVersion %d), do not repeat it", appliedAt, appliedAt)
+	case appliedAt == 0:
+		what = "etcd refused this write before applying it: nothing was written"
+	default:
+		what = "etcd may have applied this write before raising the alarm: read the object back before repeating it"
+	}
+	return apierrors.NewInternalError(fmt.Errorf("%v: %s; %s", err, what, noSpaceAdvice))
 }
 
 // qualifiedResource is how messages name a resource: "pods",

@@ -534,11 +534,12 @@ func TestEtcdErrorsBecomeAPIErrors(t *testing.T) {
 	}
 }
 
-// M17: when etcd's quota is exhausted, writes fail with a
-// 500 that carries etcd's message and the way out. etcd applies the one
-// write that crosses the quota (and answers NOSPACE to it); every write after
-// that is refused and changes nothing.
-func TestWriteBeyondEtcdQuotaIsInternalErrorWithRecoveryAdvice(t *testing.T) {
+// M17: when etcd's quota is exhausted, writes fail with a 500 that carries
+// etcd's message, says what etcd did with this write and the way out. etcd
+// checks the quota before proposing a write (refusing it) and again when
+// applying it (applying it and answering NOSPACE): the message must say
+// which, and what it says must be what etcd holds.
+func TestWriteBeyondEtcdQuotaSaysWhetherEtcdAppliedIt(t *testing.T) {
 	s, client := newTestStore(t, Options{}, func(cfg *embedetcd.Config) { cfg.QuotaBackendBytes = 2 << 20 })
 	ctx := testContext(t)
 	configMaps := mustResource(t, corev1.SchemeGroupVersion, "configmaps")
@@ -547,22 +548,42 @@ func TestWriteBeyondEtcdQuotaIsInternalErrorWithRecoveryAdvice(t *testing.T) {
 		_, err := s.Create(ctx, configMaps, "default", cm, WriteOptions{})
 		return err
 	}
+	checkClaim := func(name string, err error) {
+		t.Helper()
+		status, ok := err.(apierrors.APIStatus)
+		if !ok || status.Status().Code != http.StatusInternalServerError ||
+			!strings.Contains(err.Error(), "etcdserver: mvcc: database space exceeded") || !strings.Contains(err.Error(), "etcdctl alarm disarm") {
+			t.Fatalf("%s: got %v, want 500 with etcd's message and recovery advice", name, err)
+		}
+		resp, gerr := client.Get(ctx, KeyFor(configMaps, "default", name))
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		switch {
+		case strings.Contains(err.Error(), "nothing was written"):
+			if len(resp.Kvs) != 0 {
+				t.Errorf("%s: the message says nothing was written, but etcd holds the key at revision %d", name, resp.Kvs[0].ModRevision)
+			}
+		case strings.Contains(err.Error(), "etcd applied this write at revision"):
+			if len(resp.Kvs) != 1 || !strings.Contains(err.Error(), fmt.Sprintf("at revision %d ", resp.Kvs[0].ModRevision)) {
+				t.Errorf("%s: the message says the write was applied, but etcd holds %d keys (%v)", name, len(resp.Kvs), err)
+			}
+		default:
+			t.Errorf("%s: the message does not say what etcd did with the write: %v", name, err)
+		}
+	}
 	var err error
-	for i := 0; i < 100 && err == nil; i++ {
+	i := 0
+	for ; i < 100 && err == nil; i++ {
 		err = create(fmt.Sprintf("filler-%d", i))
 	}
 	if err == nil {
 		t.Fatal("etcd accepted 90 MB with a 2 MiB quota")
 	}
-	err = create("refused")
-	status, ok := err.(apierrors.APIStatus)
-	if !ok || status.Status().Code != http.StatusInternalServerError ||
-		!strings.Contains(err.Error(), "etcdserver: mvcc: database space exceeded") || !strings.Contains(err.Error(), "etcdctl alarm disarm") {
-		t.Fatalf("got %v, want 500 with etcd's message and recovery advice", err)
-	}
-	resp, err := client.Get(ctx, KeyFor(configMaps, "default", "refused"))
-	if err != nil || len(resp.Kvs) != 0 {
-		t.Errorf("the refused write left its key (err %v)", err)
+	checkClaim(fmt.Sprintf("filler-%d", i-1), err) // the write that crossed the quota
+	checkClaim("refused", create("refused"))       // under the alarm
+	if err := create("refused"); !strings.Contains(fmt.Sprint(err), "nothing was written") {
+		t.Errorf("a write under the alarm: got %v, want it refused with nothing written", err)
 	}
 }
 

@@ -3,9 +3,11 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -162,6 +164,9 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		Commit()
 	lost := leaseLost()
 	refused := isLeaseNotFound(err) // the lease was revoked before the write
+	if errors.Is(err, rpctypes.ErrNoSpace) {
+		return nil, false, nil, noSpaceWrite(err, s.appliedAt(ctx, key, data, state.rev))
+	}
 	if err != nil && !refused {
 		return nil, false, nil, storageError(err)
 	}
