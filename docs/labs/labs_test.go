@@ -89,8 +89,6 @@ func TestLabs(t *testing.T) {
 
 // unchecked lists the labs whose commands do not run as written yet.
 var unchecked = map[string]bool{
-
-	"05-node-lease": true, "06-lease-checkpoint": true, "07-heartbeat-scale": true,
 	"08-triage": true, "09-read-consistency": true, "10-compaction-and-relist": true,
 	"11-quota-and-defrag": true, "12-snapshot-restore": true, "13-live-page": true,
 	"14-events-etcd": true,

@@ -11,8 +11,9 @@ import (
 //
 //   - every number (digits, with . or , inside) matches any number, so
 //     revisions, sizes, durations, ports and timestamps may differ;
-//   - a UUID matches any UUID, a two-digit hex byte any hex byte, and a long
-//     base64 token (a continue token) any such token;
+//   - a UUID matches any UUID, a two-digit hex byte any hex byte, a hex id
+//     (an etcd lease or member) any hex id, and a long base64 token (a
+//     continue token) any such token;
 //   - runs of spaces match any run of spaces (columns realign);
 //   - "..." or "…" inside a line matches any text; a line that is only
 //     "..." or "…" matches any number of lines;
@@ -27,6 +28,7 @@ var (
 	durationRE = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)?(?:ns|µs|us|ms|h|m|s))+\b`)
 	numberRE   = regexp.MustCompile(`^[0-9]+(?:[.,][0-9]+)*`)
 	hexRE      = regexp.MustCompile(`^[0-9a-f]{2}\b`)
+	hexIDRE    = regexp.MustCompile(`^[0-9a-f]{8,}\b`)
 	base64RE   = regexp.MustCompile(`^[A-Za-z0-9+/_=-]{24,}`)
 	spaceRE    = regexp.MustCompile(`^\s+`)
 )
@@ -65,6 +67,8 @@ func tokenize(line string, exact bool) []token {
 			t = token{text: s[:36], kind: tokenValue, pattern: `[0-9a-f-]{36}`}
 		case atWordStart && base64RE.MatchString(s) && strings.ContainsAny(base64RE.FindString(s), "0123456789"):
 			t = token{text: base64RE.FindString(s), kind: tokenValue, pattern: `[A-Za-z0-9+/_=-]+`}
+		case atWordStart && hexIDRE.MatchString(s) && strings.ContainsAny(hexIDRE.FindString(s), "abcdef"):
+			t = token{text: hexIDRE.FindString(s), kind: tokenValue, pattern: `[0-9a-f]{8,}`}
 		case atWordStart && hexRE.MatchString(s) && strings.ContainsAny(s[:2], "0123456789") && strings.ContainsAny(s[:2], "abcdef"):
 			t = token{text: s[:2], kind: tokenValue, pattern: `[0-9a-f]{2}`}
 		case durationRE.MatchString(s) && !exact:
@@ -286,6 +290,7 @@ func TestMatchingIgnoresNumbersButNotWords(t *testing.T) {
 		{"columns realign", "NAME   RV\ndemo   8", "NAME    RV\ndemo    108", false, true},
 		{"a word with digits inside", "node-2 Ready", "node-3 Ready", false, true},
 		{"a word is not a number", "status ok", "status 200", false, false},
+		{"etcd lease and member ids", "64eca228fef85011 40s minicp-etcd-1 (5f1cac0d9172e4ec)", "7990a228ffe3ed12 40s minicp-etcd-1 (d1dbf23015f57990)", false, true},
 		{"durations in any unit", "ready in 612ms, renewed every 10s", "ready in 1.24s, renewed every 1m0s", false, true},
 	}
 	for _, c := range cases {

@@ -191,9 +191,9 @@ var addressRE = regexp.MustCompile(`(127\.0\.0\.1|localhost):([0-9]+)\b`)
 // temporary directory, and the run's ports for the defaults.
 func rewrite(commands, tmp string, p ports) string {
 	commands = strings.NewReplacer(
-		"go run ./cmd/minicp", fmt.Sprintf("minicp --port %d --etcd-client-port %d --etcd-peer-port %d", p.api, p.client, p.peer),
-		"go run ./cmd/minictl", "minictl",
-		"go run ./cmd/kubelet-sim", "kubelet-sim",
+		"go run ./cmd/minicp", fmt.Sprintf("command minicp --port %d --etcd-client-port %d --etcd-peer-port %d", p.api, p.client, p.peer),
+		"go run ./cmd/minictl", "command minictl",
+		"go run ./cmd/kubelet-sim", "command kubelet-sim",
 		"/tmp/minicp-lab", filepath.Join(tmp, "minicp-lab"),
 		"kubectl proxy --port=8001", fmt.Sprintf("kubectl proxy --port=%d", p.proxy),
 	).Replace(commands)
