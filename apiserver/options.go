@@ -173,5 +173,11 @@ func deleteOptions(req *http.Request, body []byte) (registry.DeleteOptions, erro
 	if err := invalidOptions("DeleteOptions", metavalidation.ValidateDeleteOptions(&opts)); err != nil {
 		return registry.DeleteOptions{}, err
 	}
-	return registry.DeleteOptions{DryRun: len(opts.DryRun) > 0, Preconditions: opts.Preconditions}, nil
+	return registry.DeleteOptions{
+		DryRun:             len(opts.DryRun) > 0,
+		Preconditions:      opts.Preconditions,
+		GracePeriodSeconds: opts.GracePeriodSeconds,
+		PropagationPolicy:  opts.PropagationPolicy,
+		OrphanDependents:   opts.OrphanDependents, //nolint:staticcheck // still sent by older clients
+	}, nil
 }

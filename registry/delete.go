@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -11,26 +12,22 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Delete removes an object with a transaction on the mod revision it was
-// read at, so that preconditions are checked against exactly the state that
-// gets deleted:
+// Delete removes an object, or marks it for deletion (deletion.go decides),
+// with transactions on the mod revision it was read at, so that
+// preconditions are checked against exactly the state that is changed:
 //
-//	If(ModRevision(key) == R).Then(Delete(key)).Else(Get(key))
+//	If(ModRevision(key) == R).Then(Delete(key) or Put(key, marked)).Else(Get(key))
 //
-// It returns the last state stamped with the deletion's revision, which is
-// also the resourceVersion watchers see on the DELETED event.
-//
-// Namespaces are deleted in steps (namespace.go): the first DELETE only
-// marks them Terminating, and is answered with the marked namespace. Other
-// resources are deleted at once: minicp has no graceful pod deletion and
-// no metadata.finalizers handling.
+// An object removed is returned as its last state stamped with the
+// deletion's revision, which is also the resourceVersion watchers see on
+// the DELETED event. An object that stays (finalizers pending, a graceful
+// deletion under way, a namespace Terminating) is returned as stored.
 func (s *Store) Delete(ctx context.Context, res *Resource, namespace, name string, opts DeleteOptions) (runtime.Object, error) {
 	key := KeyFor(res, namespace, name)
 	state, err := s.readState(ctx, res, key)
 	if err != nil {
 		return nil, err
 	}
-	graceful := res.strategy().GracefulDelete
 	for {
 		if state.obj == nil {
 			return nil, notFound(res, name)
@@ -38,40 +35,103 @@ func (s *Store) Delete(ctx context.Context, res *Resource, namespace, name strin
 		if err := checkPreconditions(res, name, key, opts.Preconditions, state.obj); err != nil {
 			return nil, err
 		}
-		action := DeleteNow
-		marked := state.obj.DeepCopyObject()
-		if graceful != nil {
-			action = graceful(marked, s.opts.Now())
+		marked, step, err := s.planDelete(res, state.obj, opts)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
 		}
 		switch {
-		case action == DeleteWait, opts.DryRun && action == DeleteNow:
+		case step == stepNothing, opts.DryRun && step == stepDeleteNow:
 			return state.obj, nil
 		case opts.DryRun:
 			return marked, nil
-		case action == DeleteMark:
-			out, fresh, err := s.markForDeletion(ctx, res, key, state, marked)
+		case step == stepMark:
+			stored, fresh, err := s.markForDeletion(ctx, res, key, state, marked)
 			if fresh == nil {
-				return out, err
+				if err != nil {
+					return nil, err
+				}
+				return stored.obj, nil
 			}
 			state = fresh
 			continue
 		}
-		resp, err := s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
-			Then(clientv3.OpDelete(key)).
-			Else(clientv3.OpGet(key)).
-			Commit()
-		if err != nil {
-			return nil, storageError(err)
-		}
-		if resp.Succeeded {
-			return s.decode(res, state.data, resp.Header.Revision)
+		out, fresh, err := s.deleteKey(ctx, res, key, state)
+		if fresh == nil {
+			return out, err
 		}
 		s.log.Debug("delete lost a race, retrying", "key", key, "rev", state.rev)
-		if state, err = s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs); err != nil {
-			return nil, err
-		}
+		state = fresh
 	}
+}
+
+// deleteKey removes key if it is still at state's revision and returns
+// state's object stamped with the deletion's revision. A lost race returns
+// the fresh state to decide again on.
+func (s *Store) deleteKey(ctx context.Context, res *Resource, key string, state *storedState) (runtime.Object, *storedState, error) {
+	return s.deleteKeyAs(ctx, res, key, state, state.data)
+}
+
+// deleteKeyAs is deleteKey returning data, an encoded object, as the
+// deleted state.
+func (s *Store) deleteKeyAs(ctx context.Context, res *Resource, key string, state *storedState, data []byte) (runtime.Object, *storedState, error) {
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
+		Then(clientv3.OpDelete(key)).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return nil, nil, storageError(err)
+	}
+	if !resp.Succeeded {
+		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
+		return nil, fresh, err
+	}
+	out, err := s.decode(res, data, resp.Header.Revision)
+	return out, nil, err
+}
+
+// markForDeletion stores marked, the stored object stamped for deletion,
+// with a compare-and-swap on the revision it was read at, and returns what
+// is stored now. The key keeps its etcd lease, if any. A mark identical to
+// what is stored writes nothing. A lost race returns the fresh state to
+// decide again on.
+func (s *Store) markForDeletion(ctx context.Context, res *Resource, key string, state *storedState, marked runtime.Object) (stored, fresh *storedState, err error) {
+	data, err := s.encode(res, marked)
+	if err != nil {
+		return nil, nil, err
+	}
+	if bytes.Equal(data, state.data) {
+		return state, nil, nil
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
+		Then(clientv3.OpPut(key, string(data), clientv3.WithIgnoreLease())).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return nil, nil, storageError(err)
+	}
+	if !resp.Succeeded {
+		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
+		return nil, fresh, err
+	}
+	out, err := s.decode(res, data, resp.Header.Revision)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &storedState{obj: out, data: data, rev: resp.Header.Revision, lease: state.lease}, nil, nil
+}
+
+// deleteDuringUpdate removes the key an update was about to write, with a
+// compare-and-swap on the revision the update read, and returns the
+// update's result (data, encoded) stamped with the deletion's revision:
+// the update that removes the last finalizer of an object being deleted.
+func (s *Store) deleteDuringUpdate(ctx context.Context, res *Resource, key string, state *storedState, data []byte) (runtime.Object, *storedState, error) {
+	out, fresh, err := s.deleteKeyAs(ctx, res, key, state, data)
+	if out != nil {
+		s.log.Debug("update removed the last finalizer: deleted", "key", key)
+	}
+	return out, fresh, err
 }
 
 // checkPreconditions enforces DeleteOptions.Preconditions (UID and

@@ -25,9 +25,16 @@
 //     the fresh state; a client that sent resourceVersion R' != R gets 409
 //     Conflict. Identical bytes are not written.
 //   - DELETE: the same transaction with Delete, after checking the UID and
-//     resourceVersion preconditions against exactly the state deleted. A
-//     namespace is deleted in steps: marked Terminating first, removed by
-//     the finalize update that takes away its last finalizer (namespace.go).
+//     resourceVersion preconditions against exactly the state deleted. An
+//     object of any kind with metadata.finalizers (or one the propagation
+//     policy adds: "orphan", "foregroundDeletion") is not deleted but
+//     marked: the same transaction with a Put of the object stamped with
+//     deletionTimestamp, and the update that removes its last finalizer
+//     deletes it instead of writing it (deletion.go). Pods are deleted
+//     gracefully: marked with deletionTimestamp = now + grace until their
+//     kubelet deletes them with grace 0. A namespace is marked Terminating
+//     first and removed by the finalize update that takes away its last
+//     finalizer (namespace.go).
 //   - GET and LIST: range reads; "" is linearizable, "0" serializable, "N"
 //     must see revision N or later (else 504 "Too large resource version"),
 //     Exact N reads the past at revision N (410 once compacted). Pages are

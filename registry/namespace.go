@@ -20,10 +20,8 @@ package registry
 // them) is removed at once too: no controller would ever finalize it.
 
 import (
-	"context"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,52 +61,6 @@ func addKubernetesFinalizer(ns *corev1.Namespace) {
 		}
 	}
 	ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
-}
-
-// markForDeletion stores marked, the stored object changed by the
-// strategy's gracefulDelete, with a compare-and-swap on the revision it was
-// read at. The key keeps its etcd lease, if any. A lost race returns the
-// fresh state to decide again on.
-func (s *Store) markForDeletion(ctx context.Context, res *Resource, key string, state *storedState, marked runtime.Object) (runtime.Object, *storedState, error) {
-	data, err := s.encode(res, marked)
-	if err != nil {
-		return nil, nil, err
-	}
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
-		Then(clientv3.OpPut(key, string(data), clientv3.WithIgnoreLease())).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return nil, nil, storageError(err)
-	}
-	if !resp.Succeeded {
-		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
-		return nil, fresh, err
-	}
-	out, err := s.decode(res, data, resp.Header.Revision)
-	return out, nil, err
-}
-
-// deleteDuringUpdate removes the key an update was about to write, with a
-// compare-and-swap on the revision the update read, and returns the
-// update's result (data, encoded) stamped with the deletion's revision.
-func (s *Store) deleteDuringUpdate(ctx context.Context, res *Resource, key string, state *storedState, data []byte) (runtime.Object, *storedState, error) {
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
-		Then(clientv3.OpDelete(key)).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return nil, nil, storageError(err)
-	}
-	if !resp.Succeeded {
-		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
-		return nil, fresh, err
-	}
-	s.log.Debug("update removed the last finalizer: deleted", "key", key)
-	out, err := s.decode(res, data, resp.Header.Revision)
-	return out, nil, err
 }
 
 // finalizeNamespace is the namespaces' finalize subresource: an update of

@@ -59,7 +59,14 @@ type Options struct {
 	// etcd_requests_total, etcd_request_errors_total and
 	// apiserver_storage_objects are registered there. Nil: registered nowhere.
 	Metrics prometheus.Registerer
-	// Now is the clock for creationTimestamp and lease reuse (default time.Now).
+	// GarbageCollector says a garbage collector runs against this store
+	// (kube-apiserver's and kube-controller-manager's
+	// --enable-garbage-collector): only then does a DELETE add the
+	// "orphan" and "foregroundDeletion" finalizers that propagation
+	// policies ask for, since nobody else would ever remove them.
+	GarbageCollector bool
+	// Now is the clock for creationTimestamp, deletionTimestamp and lease
+	// reuse (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
 }

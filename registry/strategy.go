@@ -60,14 +60,22 @@ type Strategy struct {
 	// keep everything but spec.finalizers and metadata. Nil: no finalize
 	// subresource.
 	PrepareForFinalize func(obj, old runtime.Object)
-	// GracefulDelete, when set, decides what a DELETE does with a copy of
-	// the stored object, which it may change (namespace.go). Nil: the key
-	// is removed at once.
+	// GracefulDelete, when set, is a first step a DELETE takes before the
+	// generic rules of deletion.go, with a copy of the stored object, which
+	// it may change (namespaces: Terminating, namespace.go).
 	GracefulDelete func(obj runtime.Object, now time.Time) DeleteAction
-	// DeleteDuringUpdate reports whether an update of old into obj removes
-	// the object instead of writing it: the last finalizer of an object
-	// being deleted is gone.
+	// DeleteDuringUpdate, when set, must also agree before an update that
+	// leaves an object being deleted without metadata.finalizers deletes
+	// it (namespaces wait for spec.finalizers too).
 	DeleteDuringUpdate func(obj, old runtime.Object) bool
+	// GracePeriod makes the kind's deletion graceful (upstream's
+	// CheckGracefulDelete): it returns the seconds obj is given before it
+	// goes, from the request's gracePeriodSeconds (nil if absent) and obj.
+	// Nil: deleted at once (or when its finalizers are gone).
+	GracePeriod func(obj runtime.Object, requested *int64) int64
+	// DefaultGCPolicy is what a DELETE naming no propagation policy does
+	// with the object's dependents.
+	DefaultGCPolicy GCPolicy
 }
 
 // DeleteAction is what a DELETE does to a resource whose strategy makes
@@ -75,7 +83,7 @@ type Strategy struct {
 type DeleteAction int
 
 const (
-	DeleteNow  DeleteAction = iota // remove the key
+	DeleteNow  DeleteAction = iota // go on with the generic rules (finalizers, grace)
 	DeleteMark                     // store the object as the strategy changed it (e.g. Terminating)
 	DeleteWait                     // change nothing: finalizers are still pending
 )

@@ -36,6 +36,31 @@ var podStrategy = &Strategy{
 	},
 	Validate:       func(obj runtime.Object) field.ErrorList { return validatePodSpec(&obj.(*corev1.Pod).Spec) },
 	ValidateUpdate: validatePodUpdate,
+	GracePeriod:    podGracePeriod,
+}
+
+// podGracePeriod is how long a deleted pod stays Terminating, as upstream's
+// pod strategy decides: the request's gracePeriodSeconds, else the pod's
+// spec.terminationGracePeriodSeconds; 0 for a pod no kubelet runs (not
+// bound to a node) or that has finished (Succeeded, Failed), which go at
+// once. The kubelet of the pod's node ends a graceful deletion with a
+// DELETE of grace 0.
+func podGracePeriod(obj runtime.Object, requested *int64) int64 {
+	pod := obj.(*corev1.Pod)
+	var period int64
+	switch {
+	case requested != nil:
+		period = *requested
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		period = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		period = 0
+	}
+	if period < 0 {
+		period = 1
+	}
+	return period
 }
 
 // defaultPod fills what upstream's defaulting fills when a pod is decoded:

@@ -148,7 +148,7 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		}
 		return newObj, creating, nil, nil
 	}
-	if finished := res.strategy().DeleteDuringUpdate; !creating && finished != nil && finished(newObj, state.obj) {
+	if !creating && shouldDeleteDuringUpdate(res.strategy(), newObj, state.obj) {
 		out, fresh, err := s.deleteDuringUpdate(ctx, res, key, state, data)
 		return out, false, fresh, err
 	}
