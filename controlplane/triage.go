@@ -28,7 +28,7 @@ import (
 	"minicp/apiserver"
 	"minicp/embedetcd"
 	"minicp/faults"
-	"minicp/namespace"
+	"minicp/controllers/namespace"
 	"minicp/registry"
 )
 
