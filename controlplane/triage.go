@@ -26,9 +26,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"minicp/apiserver"
+	"minicp/controllers/namespace"
 	"minicp/embedetcd"
 	"minicp/faults"
-	"minicp/controllers/namespace"
 	"minicp/registry"
 )
 
