@@ -66,7 +66,14 @@ func listOptions(req *http.Request, info *requestInfo) (registry.ListOptions, ti
 	if err != nil {
 		return registry.ListOptions{}, 0, apierrors.NewBadRequest(fmt.Sprintf("unable to parse labelSelector %q: %v", opts.LabelSelector, err))
 	}
-	fieldSelector, err := fields.ParseSelector(opts.FieldSelector)
+	// A term without a field ("==") would parse as "everything"; upstream
+	// refuses it when it converts field labels, and so does minicp.
+	fieldSelector, err := fields.ParseAndTransformSelector(opts.FieldSelector, func(field, value string) (string, string, error) {
+		if field == "" {
+			return "", "", fmt.Errorf("a term names no field: write field=value, e.g. metadata.name=nginx")
+		}
+		return field, value, nil
+	})
 	if err != nil {
 		return registry.ListOptions{}, 0, apierrors.NewBadRequest(fmt.Sprintf("unable to parse fieldSelector %q: %v", opts.FieldSelector, err))
 	}

@@ -55,6 +55,11 @@ type child struct {
 	exited  chan struct{}
 	waitErr error
 	starts  int
+
+	// onEtcd, if set, is called once per start as soon as etcd serves
+	// (minicp has written its etcd endpoints file), before the apiserver
+	// is ready.
+	onEtcd func()
 }
 
 // startChild starts minicp for t and registers its end with t.Cleanup.
@@ -122,11 +127,18 @@ func (c *child) start(extra ...string) {
 func (c *child) waitReady(timeout time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
+	etcdUp := false
 	for {
+		if !etcdUp && c.onEtcd != nil {
+			if _, err := os.Stat(filepath.Join(c.dataDir, controlplane.EtcdEndpointsFile)); err == nil {
+				etcdUp = true
+				c.onEtcd()
+			}
+		}
 		if !c.alive() {
 			c.t.Fatalf("minicp exited during start-up (%v); its log:\n%s", c.waitErr, c.logTail())
 		}
-		if _, err := os.Stat(c.kubeconfigPath()); err == nil && c.readyz() == nil {
+		if _, err := os.Stat(c.kubeconfigPath()); err == nil && c.readyz() == nil && (etcdUp || c.onEtcd == nil) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -142,10 +154,11 @@ func (c *child) readyz() error {
 	if err != nil {
 		return err
 	}
-	hc, err := rest.HTTPClientFor(cfg)
+	shared, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return err
 	}
+	hc := *shared // it may be http.DefaultClient: set the timeout on a copy
 	hc.Timeout = 2 * time.Second
 	resp, err := hc.Get(cfg.Host + "/readyz")
 	if err != nil {
