@@ -42,6 +42,15 @@
 //     slow and returned in the Minicp-Phases header when asked (M15,
 //     triage: is the apiserver slow, or etcd?).
 //
+//   - What is not served (notserved.go): a resource or subresource outside
+//     the table is a 404 naming it and pointing to `kubectl api-resources`;
+//     a pod's log, exec, attach and portforward are a 400 saying that
+//     minicp runs no containers.
+//
+// Everything the server knows about a resource comes from its descriptor
+// in the table New is given (registry.Resource): routes, scope, verbs,
+// subresources, categories, printer columns.
+//
 // Discovery, OpenAPI, tables, health and metrics live in their own files
 // (discovery.go, openapi.go, table.go, health.go, metrics.go); server.go
 // wires them in.

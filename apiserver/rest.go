@@ -74,7 +74,7 @@ var restHandlers = map[string]restHandler{
 // serveREST answers a request on a resource path.
 func (s *Server) serveREST(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) {
 	if res == nil {
-		writeError(w, req, notFound())
+		writeError(w, req, s.notServed(req, info))
 		return
 	}
 	h, allowed := routeVerb(info, res)

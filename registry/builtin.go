@@ -45,7 +45,8 @@ func Builtin() []*Resource {
 			GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", ListKind: "PodList",
 			ShortNames: []string{"po"}, Categories: []string{"all"}, Namespaced: true, Prefix: "/registry/pods",
 			Strategy: podStrategy, Subresources: []string{"status"}, DeleteCollection: true,
-			SelectableFields: podSelectableFields,
+			ContainerSubresources: []string{"log", "exec", "attach", "portforward"},
+			SelectableFields:      podSelectableFields,
 			// A kubelet lists and watches only its own pods.
 			Indexes:        []Index{{Field: "spec.nodeName", Value: func(obj runtime.Object) string { return obj.(*corev1.Pod).Spec.NodeName }}},
 			WatchCacheSize: 5000,

@@ -88,9 +88,14 @@ type Resource struct {
 	// Subresources the apiserver routes besides the object itself:
 	// "status" (the Strategy's PrepareForStatusUpdate decides what it may
 	// change), "scale" (Scale says how), "finalize" (namespaces).
-	// Subresources that need a running container (pods' log, exec,
-	// attach, portforward) are never listed: minicp runs none.
+	// Subresources that need a running container are not here but in
+	// ContainerSubresources.
 	Subresources []string
+	// ContainerSubresources are the subresources upstream serves by
+	// reaching a running container through its kubelet (pods' log, exec,
+	// attach, portforward). minicp runs no containers: the apiserver
+	// answers them with a Status that says so instead of a bare 404.
+	ContainerSubresources []string
 	// Scale maps the object to and from the autoscaling/v1 Scale served at
 	// its "scale" subresource (`kubectl scale`). Nil: no scale.
 	Scale *ScaleRules
@@ -174,14 +179,10 @@ func (r *Resource) GroupResource() schema.GroupResource {
 }
 
 // HasSubresource reports whether the apiserver routes name under the resource.
-func (r *Resource) HasSubresource(name string) bool {
-	for _, s := range r.Subresources {
-		if s == name {
-			return true
-		}
-	}
-	return false
-}
+func (r *Resource) HasSubresource(name string) bool { return contains(r.Subresources, name) }
+
+// NeedsContainer reports whether name is one of ContainerSubresources.
+func (r *Resource) NeedsContainer(name string) bool { return contains(r.ContainerSubresources, name) }
 
 // strategy returns the resource's rules, DefaultStrategy when it has none.
 func (r *Resource) strategy() *Strategy {
