@@ -41,7 +41,6 @@
 //     admission, storage, cache wait, etcd, encoding), logged when it is
 //     slow and returned in the Minicp-Phases header when asked (M15,
 //     triage: is the apiserver slow, or etcd?).
-//
 //   - What is not served (notserved.go): a resource or subresource outside
 //     the table is a 404 naming it and pointing to `kubectl api-resources`;
 //     a pod's log, exec, attach and portforward are a 400 saying that
