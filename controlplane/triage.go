@@ -30,6 +30,8 @@ import (
 	"minicp/embedetcd"
 	"minicp/faults"
 	"minicp/registry"
+	"minicp/ui"
+	"slices"
 )
 
 // EventsEtcdEndpointsFile, in the data directory, lists the client URLs
@@ -299,4 +301,20 @@ func (cp *ControlPlane) Faults() *faults.Set {
 // using dataDir wrote, or an error when events share the main etcd.
 func ReadEventsEtcdEndpoints(dataDir string) ([]string, error) {
 	return readEndpointsFile(filepath.Join(dataDir, EventsEtcdEndpointsFile))
+}
+
+// otherClusters are the override clusters as the live page draws them:
+// one axis each, named after what it holds (several resources sharing
+// one etcd each get their own axis).
+func (t *triage) otherClusters() []ui.OtherCluster {
+	var out []ui.OtherCluster
+	for gr, c := range t.clients {
+		other := ui.OtherCluster{Name: gr.String(), Resources: []string{gr.String()}, Client: c}
+		if gr == eventsResource {
+			other.Cluster = t.eventsEtcd // nil with an external events etcd
+		}
+		out = append(out, other)
+	}
+	slices.SortFunc(out, func(a, b ui.OtherCluster) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -23,6 +23,7 @@ func (cp *ControlPlane) registerUI() {
 		EtcdClient:  cp.etcdClient,
 		Cluster:     cp.etcd,
 		Etcd:        cp.cfg.embeddedEtcd(),
+		Others:      cp.triage.otherClusters(),
 		GracePeriod: grace,
 		Gatherer:    prometheus.Gatherers{cp.metrics, prometheus.DefaultGatherer},
 		Logger:      cp.logger,

@@ -13,7 +13,8 @@
 // embed): no build step, nothing fetched from anywhere but minicp. It
 // reads:
 //
-//	GET /debug/etcd       EtcdView: revision, compacted revision, members, leader, term, db size, quota, alarms
+//	GET /debug/etcd       EtcdView: revision, compacted revision, members, leader, term, db size, quota, alarms;
+//	                      Clusters: one axis per etcd cluster (the main one, and the etcd holding events apart, M10)
 //	GET /debug/nodes      NodesView: counts and a renewal-age histogram of every node, one page in detail
 //	GET /debug/events     EventsView: the newest watch events across resources
 //	GET /debug/load       LoadView: request and etcd rates, etcd p99 by operation
@@ -25,6 +26,13 @@
 // package embedetcd (in-process for an embedded etcd, through the client's
 // Maintenance API for --etcd-servers), the lease TTLs from etcd's
 // TimeToLive.
+//
+// The revision axis is drawn once per etcd cluster, each on its own scale
+// with its members listed, since revisions count one cluster's writes. No
+// two labels on it overlap (each takes the first free lane above the
+// axis; tick labels that would touch are left out), and when what matters
+// (the compacted revision, the events the windows hold, now) spans less
+// than a fifth of the history, the axis zooms to it by itself and says so.
 //
 // # Invariants
 //

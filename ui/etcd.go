@@ -2,10 +2,12 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"minicp/embedetcd"
@@ -43,6 +45,9 @@ type EtcdView struct {
 	Alarms []string `json:"alarms"`
 	// LeaseCheckpoint is nil when unknown (an external etcd).
 	LeaseCheckpoint *LeaseCheckpointView `json:"leaseCheckpoint,omitempty"`
+	// Clusters has one axis per etcd cluster, the main one (the figures
+	// above) first, then those holding resources apart.
+	Clusters []ClusterView `json:"clusters"`
 }
 
 // MemberView is one member's line.
@@ -66,48 +71,98 @@ type LeaseCheckpointView struct {
 	Interval string `json:"interval"`
 }
 
-// EtcdStatus reads the etcd view now.
+// ClusterView is one etcd cluster on its own revision axis: the main one,
+// and each cluster that holds some resources apart (events on their own
+// etcd, M10), whose revisions count that cluster's writes only.
+type ClusterView struct {
+	// Name is "main" for the etcd holding everything not listed
+	// elsewhere, else what the cluster holds, e.g. "events".
+	Name string `json:"name"`
+	// Resources are the resources it holds, as /debug/watchcache names
+	// them; empty for the main cluster (every other resource).
+	Resources         []string     `json:"resources"`
+	Revision          int64        `json:"revision"`
+	CompactedRevision int64        `json:"compactedRevision"`
+	Leader            string       `json:"leader"`
+	RaftTerm          uint64       `json:"raftTerm"`
+	Members           []MemberView `json:"members"`
+	DBSize            int64        `json:"dbSize"`
+}
+
+// EtcdStatus reads the etcd view now: the main cluster's figures, and
+// every cluster's axis in Clusters (the main one first).
 func (v *Views) EtcdStatus(ctx context.Context) (EtcdView, error) {
-	var st embedetcd.Status
 	view := EtcdView{Embedded: v.cfg.Cluster != nil}
+	st, err := clusterStatus(ctx, v.cfg.Cluster, v.cfg.EtcdClient)
+	if err != nil {
+		return EtcdView{}, err
+	}
 	if v.cfg.Cluster != nil {
-		st = v.cfg.Cluster.Status()
 		view.QuotaBytes = v.cfg.Etcd.QuotaBackendBytes
 		if view.QuotaBytes == 0 {
 			view.QuotaBytes = defaultQuotaBytes
 		}
 		view.QuotaBytes = max(view.QuotaBytes, 0) // negative: no quota
 		view.LeaseCheckpoint = &LeaseCheckpointView{Enabled: v.cfg.Etcd.EnableLeaseCheckpoint, Interval: v.cfg.Etcd.LeaseCheckpointInterval.String()}
-	} else {
-		ctx, cancel := context.WithTimeout(ctx, etcdStatusTimeout)
-		defer cancel()
-		var err error
-		if st, err = embedetcd.StatusOf(ctx, v.cfg.EtcdClient); err != nil {
-			return EtcdView{}, err
-		}
 	}
-	view.Leader, view.Alarms = st.Leader, st.Alarms
+	main := clusterView("main", nil, st)
+	view.Revision, view.CompactedRevision, view.Leader, view.RaftTerm, view.Members = main.Revision, main.CompactedRevision, main.Leader, main.RaftTerm, main.Members
+	view.Alarms = st.Alarms
 	if view.Alarms == nil {
 		view.Alarms = []string{}
 	}
+	for _, m := range main.Members {
+		view.DBSizeInUse = max(view.DBSizeInUse, m.DBSizeInUse)
+	}
+	view.DBSize = main.DBSize
+	view.Clusters = []ClusterView{main}
+	for _, other := range v.cfg.Others {
+		ost, err := clusterStatus(ctx, other.Cluster, other.Client)
+		if err != nil {
+			return EtcdView{}, fmt.Errorf("the %s etcd: %w", other.Name, err)
+		}
+		view.Clusters = append(view.Clusters, clusterView(other.Name, other.Resources, ost))
+	}
+	return view, nil
+}
+
+// clusterStatus reads a cluster's status: in-process when it is embedded,
+// through the client's Maintenance API otherwise.
+func clusterStatus(ctx context.Context, cluster *embedetcd.Cluster, client *clientv3.Client) (embedetcd.Status, error) {
+	if cluster != nil {
+		return cluster.Status(), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, etcdStatusTimeout)
+	defer cancel()
+	return embedetcd.StatusOf(ctx, client)
+}
+
+// clusterView is one cluster's axis from its status: the leader's revision
+// and term (the most advanced member's without a leader), the highest
+// compacted revision, the largest database.
+func clusterView(name string, resources []string, st embedetcd.Status) ClusterView {
+	c := ClusterView{Name: name, Resources: resources, Leader: st.Leader, Members: []MemberView{}}
+	if c.Resources == nil {
+		c.Resources = []string{}
+	}
 	for _, m := range st.Members {
-		view.Members = append(view.Members, MemberView{
+		c.Members = append(c.Members, MemberView{
 			Name: m.Name, ID: strconv.FormatUint(m.ID, 16), ClientURL: m.ClientURL, Running: m.Running, IsLeader: m.IsLeader,
 			RaftTerm: m.RaftTerm, RaftIndex: m.RaftIndex, Revision: m.Revision, CompactRevision: m.CompactRevision,
 			DBSize: m.DBSize, DBSizeInUse: m.DBSizeInUse,
 		})
-		view.CompactedRevision = max(view.CompactedRevision, m.CompactRevision)
-		view.DBSize, view.DBSizeInUse = max(view.DBSize, m.DBSize), max(view.DBSizeInUse, m.DBSizeInUse)
+		c.CompactedRevision = max(c.CompactedRevision, m.CompactRevision)
+		c.DBSize = max(c.DBSize, m.DBSize)
 		if m.Name == st.Leader && m.Running {
-			view.Revision, view.RaftTerm = m.Revision, m.RaftTerm
+			c.Revision, c.RaftTerm = m.Revision, m.RaftTerm
 		}
 	}
 	if st.Leader == "" { // no leader: the most advanced member
-		for _, m := range view.Members {
-			view.Revision, view.RaftTerm = max(view.Revision, m.Revision), max(view.RaftTerm, m.RaftTerm)
+		for _, m := range c.Members {
+			c.Revision, c.RaftTerm = max(c.Revision, m.Revision), max(c.RaftTerm, m.RaftTerm)
 		}
 	}
-	return view, nil
+	return c
 }
 
 func (v *Views) serveEtcd(w http.ResponseWriter, req *http.Request) {

@@ -58,6 +58,10 @@ type Config struct {
 	// lease checkpoint settings; ignored when Cluster is nil (an external
 	// etcd v3.5 reports neither).
 	Etcd embedetcd.Config
+	// Others are the etcd clusters holding some resources apart from the
+	// main one (events with --embedded-events-etcd or
+	// --etcd-servers-overrides); each has its own revision axis.
+	Others []OtherCluster
 	// GracePeriod is the node lifecycle controller's
 	// --node-monitor-grace-period; 0 when no controller runs here.
 	GracePeriod time.Duration
@@ -69,6 +73,17 @@ type Config struct {
 	Clock clock.PassiveClock
 	// Logger receives failures of the views; nil discards.
 	Logger *slog.Logger
+}
+
+// OtherCluster is an etcd cluster that holds some resources apart.
+type OtherCluster struct {
+	// Name says what it holds, e.g. "events".
+	Name string
+	// Resources are the resources it holds, as the watch cache names them.
+	Resources []string
+	// Client reaches it; Cluster is it when embedded (read in-process).
+	Client  *clientv3.Client
+	Cluster *embedetcd.Cluster
 }
 
 // Views serves the page and the JSON it reads.

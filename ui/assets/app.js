@@ -135,7 +135,7 @@
         el("td", { "data-field": "watchers" }, r.watchers)));
     }
     fillResourceChoices(wc.resources);
-    drawAxis(etcd, wc.resources.filter((r) => r.cached));
+    drawAxes(etcd, wc.resources.filter((r) => r.cached));
   }
 
   function fillResourceChoices(resources) {
@@ -152,60 +152,173 @@
     return Number.isInteger(n) && n > 0 ? n : null;
   }
 
-  // drawAxis draws etcd's history [compacted, current] and each cache's
-  // window [floor, resourceVersion] on one revision scale, with the events
-  // each window holds in a darker shade and the probed revision dashed.
-  function drawAxis(etcd, rows) {
-    const axis = $("#axis");
-    const width = Math.max(axis.clientWidth || 0, 400);
-    const left = 120, right = 16, top = 28, rowH = 20;
-    const height = top + (rows.length + 1) * rowH + 22;
-    axis.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    axis.setAttribute("height", height);
-    axis.replaceChildren();
+  // drawAxes draws one revision axis per etcd cluster: revisions count one
+  // cluster's writes, so the events etcd (when events have their own)
+  // gets its own axis and its own members, and its cache is drawn there.
+  function drawAxes(etcd, rows) {
+    const clusters = etcd.clusters && etcd.clusters.length ? etcd.clusters
+      : [{ name: "main", resources: [], revision: etcd.revision, compactedRevision: etcd.compactedRevision, members: etcd.members }];
+    const owner = new Map();
+    for (const c of clusters.slice(1)) for (const r of c.resources) owner.set(r, c.name);
+    const box = $("#axes");
+    const blocks = clusters.map((c) => {
+      let b = box.querySelector(`.cluster-axis[data-cluster="${c.name}"]`);
+      if (!b) {
+        b = el("div", { class: "cluster-axis", "data-cluster": c.name }, el("div", { class: "cluster-head" }));
+        b.append(svg("svg", { class: "axis", role: "img", "aria-label": `revision axis of the ${c.name} etcd`, "data-cluster": c.name }));
+      }
+      return b;
+    });
+    box.replaceChildren(...blocks);
+    clusters.forEach((c, i) => {
+      const mine = rows.filter((r) => (owner.get(r.resource) || "main") === c.name);
+      const zoomed = drawAxis(blocks[i].querySelector("svg"), c, mine);
+      renderClusterHead(blocks[i].querySelector(".cluster-head"), c, clusters.length > 1, zoomed);
+    });
+  }
 
-    const probe = probeRevision();
-    let lo = etcd.compactedRevision, hi = etcd.revision;
+  // renderClusterHead names the cluster, what it holds and its members.
+  function renderClusterHead(head, c, several, zoomed) {
+    const title = c.name === "main" ? (several ? "main etcd (everything else)" : "etcd") : `${c.name} etcd (${c.resources.join(", ")})`;
+    const members = c.members.map((m) => el("span", { class: "member" + (m.isLeader ? " leader" : "") + (m.running ? "" : " down"), "data-member": m.name, title: `member ${m.id} at ${m.clientURL}` },
+      m.name + (m.isLeader ? " ★" : "") + (m.running ? "" : " (not running)")));
+    head.replaceChildren(el("strong", {}, title), ` · revision ${c.revision}, compacted ${c.compactedRevision || "never"} · members: `,
+      ...members.flatMap((m, i) => (i ? [", ", m] : [m])),
+      zoomed ? el("span", { class: "zoom-note" }, ` · zoomed to ${zoomed.lo}–${zoomed.hi}: earlier revisions not to scale`) : "");
+  }
+
+  // focusOf is the revision range that matters on an axis: the compacted
+  // revision, the events each window holds (a window holding none is
+  // empty wherever it starts), the probed revision, and now.
+  function focusOf(c, rows, probe) {
+    const at = [c.revision];
+    if (c.compactedRevision > 0) at.push(c.compactedRevision);
+    for (const r of rows) {
+      if (r.window.events > 0) at.push(r.window.firstEventResourceVersion - 1, r.resourceVersion);
+    }
+    if (probe !== null) at.push(probe);
+    return [Math.min(...at), Math.max(...at)];
+  }
+
+  // LABEL_H is a label lane's height; labels are 11px text.
+  const LABEL_H = 13;
+
+  // drawAxis draws a cluster's history [compacted, current] and each
+  // cache's window [floor, resourceVersion] on one revision scale, with the
+  // events each window holds in a darker shade and the probed revision
+  // dashed. When the history dwarfs what matters (focusOf spans less than a
+  // fifth of it), or "zoom" is ticked, the scale starts near the focus and
+  // what lies before it is drawn from the left edge. Labels never overlap:
+  // each goes to the first lane above the axis where it fits. It returns
+  // the zoomed range, or null.
+  function drawAxis(axis, c, rows) {
+    const width = Math.max(axis.clientWidth || 0, 400);
+    const left = 130, right = 16, rowH = 20;
+    axis.replaceChildren();
+    const explained = state.explain && rows.some((r) => r.resource === state.explain.resource);
+    const probe = explained ? probeRevision() : null;
+    let lo = c.compactedRevision, hi = c.revision;
     for (const r of rows) {
       lo = Math.min(lo, r.window.oldestResourceVersion);
       hi = Math.max(hi, r.resourceVersion);
     }
+    if (probe !== null) { lo = Math.min(lo, probe); hi = Math.max(hi, probe); }
+    const full = lo;
+    const [flo, fhi] = focusOf(c, rows, probe);
+    hi = Math.max(hi, fhi);
     if ($("#zoom").checked) {
-      // Zoomed: from the oldest event any window holds; what lies before
-      // it is drawn from the left edge.
+      // Zoomed by hand: from the oldest event any window holds.
       const held = rows.filter((r) => r.window.events > 0).map((r) => r.window.firstEventResourceVersion);
       if (held.length) lo = Math.max(lo, Math.min(...held) - 1);
     }
-    if (probe !== null) { lo = Math.min(lo, probe); hi = Math.max(hi, probe); }
+    if ((hi - flo) * 5 < hi - lo) lo = Math.max(lo, flo - Math.max(1, Math.ceil((hi - flo) * 0.05)));
     if (hi - lo < 10) lo = Math.max(0, hi - 10);
+    const zoomed = lo > full ? { lo, hi } : null;
+    axis.dataset.zoomed = zoomed ? "true" : "false";
     const span = Math.max(hi - lo, 1);
     const x = (rev) => left + ((Math.max(rev, lo) - lo) / span) * (width - left - right);
-    const bottom = top + (rows.length + 1) * rowH;
 
-    for (const t of ticks(lo, hi, 6)) {
-      axis.append(svg("line", { class: "tick", x1: x(t), x2: x(t), y1: top - 4, y2: bottom }));
-      axis.append(svg("text", { x: x(t), y: bottom + 14, "text-anchor": "middle" }, t));
-    }
-    axis.append(svg("text", { class: "row-label", x: 0, y: top + 13 }, "etcd history"));
-    axis.append(svg("rect", { class: "etcd", x: x(etcd.compactedRevision), y: top, width: Math.max(x(etcd.revision) - x(etcd.compactedRevision), 2), height: rowH - 6 }));
+    // The labels above the axis, placed first: their lanes set the top.
+    const marks = [
+      { cls: "compacted-label", rev: c.compactedRevision, text: `compacted ${c.compactedRevision}`, anchor: "middle" },
+      { cls: "current-label", rev: c.revision, text: `now ${c.revision}`, anchor: "end" },
+    ];
+    if (probe !== null) marks.push({ cls: "probe-label", rev: probe, text: `watch from ${probe}`, anchor: "start" });
+    const lanes = placeLabels(axis, marks.map((m) => ({ ...m, x: x(m.rev) })), left, width);
+    const top = 8 + lanes * LABEL_H + 6;
+    const bottom = top + (rows.length + 1) * rowH;
+    const height = bottom + 22;
+    axis.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    axis.setAttribute("height", height);
+    for (const t of axis.querySelectorAll("text.mark")) t.setAttribute("y", top - 6 - Number(t.dataset.lane) * LABEL_H);
+
+    drawTicks(axis, lo, hi, x, top, bottom, left, width - right);
+    axis.append(rowLabel(axis, `${c.name === "main" ? "etcd" : c.name + " etcd"} history`, top + 13, left - 8));
+    axis.append(svg("rect", { class: "etcd", x: x(c.compactedRevision), y: top, width: Math.max(x(c.revision) - x(c.compactedRevision), 2), height: rowH - 6 }));
     rows.forEach((r, i) => {
       const y = top + (i + 1) * rowH;
       const w = r.window;
-      axis.append(svg("text", { class: "row-label", x: 0, y: y + 13 }, `${r.resource.split(".")[0]} cache`));
-      axis.append(svg("rect", { class: "window", x: x(w.oldestResourceVersion), y, width: Math.max(x(r.resourceVersion) - x(w.oldestResourceVersion), 2), height: rowH - 6 },
-      ));
+      axis.append(rowLabel(axis, `${r.resource.split(".")[0]} cache`, y + 13, left - 8));
+      axis.append(svg("rect", { class: "window", "data-resource": r.resource, x: x(w.oldestResourceVersion), y, width: Math.max(x(r.resourceVersion) - x(w.oldestResourceVersion), 2), height: rowH - 6 }));
       if (w.events > 0) {
-        axis.append(svg("rect", { class: "held", x: x(w.firstEventResourceVersion) - 1, y: y + 4, width: Math.max(x(w.lastEventResourceVersion) - x(w.firstEventResourceVersion), 0) + 2, height: rowH - 14 }));
+        axis.append(svg("rect", { class: "held", "data-resource": r.resource, x: x(w.firstEventResourceVersion) - 1, y: y + 4, width: Math.max(x(w.lastEventResourceVersion) - x(w.firstEventResourceVersion), 0) + 2, height: rowH - 14 }));
       }
     });
-    axis.append(svg("line", { class: "compacted", x1: x(etcd.compactedRevision), x2: x(etcd.compactedRevision), y1: top - 8, y2: bottom }));
-    axis.append(svg("text", { class: "compacted-label", x: x(etcd.compactedRevision), y: top - 12, "text-anchor": "middle" }, `compacted ${etcd.compactedRevision}`));
-    axis.append(svg("line", { class: "current", x1: x(etcd.revision), x2: x(etcd.revision), y1: top - 8, y2: bottom }));
-    axis.append(svg("text", { class: "current-label", x: x(etcd.revision), y: top - 12, "text-anchor": "end" }, `now ${etcd.revision}`));
-    if (probe !== null) {
-      axis.append(svg("line", { class: "probe", x1: x(probe), x2: x(probe), y1: top - 4, y2: bottom }));
-      axis.append(svg("text", { class: "probe-label", x: x(probe) + 3, y: bottom - 2 }, `watch from ${probe}`));
+    axis.append(svg("line", { class: "compacted", x1: x(c.compactedRevision), x2: x(c.compactedRevision), y1: top - 4, y2: bottom }));
+    axis.append(svg("line", { class: "current", x1: x(c.revision), x2: x(c.revision), y1: top - 4, y2: bottom }));
+    if (probe !== null) axis.append(svg("line", { class: "probe", x1: x(probe), x2: x(probe), y1: top - 4, y2: bottom }));
+    return zoomed;
+  }
+
+  // placeLabels appends the labels (text elements of class "mark"), each
+  // at its x with its anchor, kept inside [minX, maxX], in the first lane
+  // where it overlaps no label placed before it (lane 0 is nearest the
+  // axis). It returns the number of lanes used.
+  function placeLabels(axis, labels, minX, maxX) {
+    const lanes = []; // lanes[k]: the [x0, x1] intervals taken in lane k
+    for (const l of labels) {
+      const t = svg("text", { class: "mark " + l.cls, y: 0 }, l.text);
+      axis.append(t);
+      const w = t.getComputedTextLength() || l.text.length * 7;
+      let x0 = l.anchor === "end" ? l.x - w : l.anchor === "middle" ? l.x - w / 2 : l.x;
+      x0 = Math.max(0, Math.min(x0, maxX - w));
+      const x1 = x0 + w;
+      let k = 0;
+      while (lanes[k] && lanes[k].some(([a, b]) => x0 < b + 6 && a < x1 + 6)) k++;
+      (lanes[k] = lanes[k] || []).push([x0, x1]);
+      t.setAttribute("x", x0);
+      t.dataset.lane = k;
     }
+    return Math.max(lanes.length, 1);
+  }
+
+  // drawTicks draws the revision ticks and, below the axis, the labels of
+  // those that fit: a label that would touch the previous one is left out.
+  function drawTicks(axis, lo, hi, x, top, bottom, minX, maxX) {
+    const widest = String(hi).length * 7 + 16;
+    const n = Math.max(2, Math.min(8, Math.floor((maxX - minX) / widest)));
+    let lastEnd = -Infinity;
+    for (const t of ticks(lo, hi, n)) {
+      axis.append(svg("line", { class: "tick", x1: x(t), x2: x(t), y1: top - 4, y2: bottom }));
+      const label = svg("text", { class: "tick-label", x: x(t), y: bottom + 14, "text-anchor": "middle" }, t);
+      axis.append(label);
+      const w = label.getComputedTextLength() || String(t).length * 7;
+      if (x(t) - w / 2 < lastEnd + 6 || x(t) + w / 2 > maxX + 8) { label.remove(); continue; }
+      lastEnd = x(t) + w / 2;
+    }
+  }
+
+  // rowLabel is a row's name at the left, shortened with "…" to fit.
+  function rowLabel(axis, text, y, maxWidth) {
+    const t = svg("text", { class: "row-label", x: 0, y }, text);
+    axis.append(t);
+    let s = text;
+    while (s.length > 4 && (t.getComputedTextLength() || s.length * 7) > maxWidth) {
+      s = s.slice(0, -2);
+      t.textContent = s + "…";
+    }
+    if (s !== text) t.append(svg("title", {}, text));
+    return t;
   }
 
   function ticks(lo, hi, n) {
@@ -251,9 +364,13 @@
   // ---- panel 2: nodes and leases ------------------------------------
 
   function renderMembers(etcd) {
+    // Every cluster's members: the main etcd's, then those of the etcd
+    // holding events apart (its leader and term are its own).
+    const clusters = etcd.clusters && etcd.clusters.length ? etcd.clusters : [{ name: "main", members: etcd.members }];
+    const members = clusters.flatMap((c) => c.members.map((m) => ({ ...m, cluster: c.name })));
     const body = $("#members tbody");
-    body.replaceChildren(...etcd.members.map((m) => el("tr", { "data-member": m.name },
-      el("td", { title: `member ${m.id} at ${m.clientURL}` }, m.name),
+    body.replaceChildren(...members.map((m) => el("tr", { "data-member": m.name, "data-cluster": m.cluster },
+      el("td", { title: `member ${m.id} at ${m.clientURL}` }, m.name + (m.cluster === "main" ? "" : ` (${m.cluster})`)),
       el("td", { "data-field": "role", class: m.isLeader ? "ok" : (m.running ? "" : "bad") }, m.running ? (m.isLeader ? "★ leader" : "follower") : "not running"),
       el("td", { "data-field": "term" }, m.running ? m.raftTerm : "–"),
       el("td", {}, m.running ? m.revision : "–"),
