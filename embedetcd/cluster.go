@@ -12,7 +12,7 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/types"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/wal"
+	"go.etcd.io/etcd/server/v3/storage/wal"
 )
 
 // startTimeout bounds Start when its context has no earlier deadline: a

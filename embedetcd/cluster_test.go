@@ -94,8 +94,8 @@ func TestSingleMemberServesTheSharedClientAndAnyOtherEtcdClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}
-	if status.Leader != uint64(c.Members()[0].Server().ID()) {
-		t.Errorf("Status leader: got %x, want the only member %x", status.Leader, c.Members()[0].Server().ID())
+	if status.Leader != uint64(c.Members()[0].Server().MemberID()) {
+		t.Errorf("Status leader: got %x, want the only member %x", status.Leader, c.Members()[0].Server().MemberID())
 	}
 }
 

@@ -18,7 +18,7 @@ const (
 	CompactionModeRevision = "revision"
 )
 
-// etcd v3.5 defaults this package reproduces. embed.NewConfig fills in the
+// etcd v3.7 defaults this package reproduces. embed.NewConfig fills in the
 // same values; config_test.go checks that they still agree.
 const (
 	defaultName                    = "minicp-etcd"
@@ -27,7 +27,7 @@ const (
 	defaultPeerPort                = 2380
 	defaultLeaseCheckpointInterval = 5 * time.Minute  // lease.defaultLeaseCheckpointInterval
 	defaultWatchProgressNotify     = 10 * time.Minute // v3rpc progressReportInterval
-	defaultSnapshotCount           = 100000           // etcdserver.DefaultSnapshotCount
+	defaultSnapshotCount           = 10000            // etcdserver.DefaultSnapshotCount (100000 in v3.5)
 	defaultTickMs                  = 100
 	defaultElectionMs              = 1000
 	defaultMaxRequestBytes         = 1.5 * 1024 * 1024 // embed.DefaultMaxRequestBytes
@@ -70,18 +70,27 @@ type Config struct {
 	// (--quota-backend-bytes). 0 = etcd's 2 GiB; negative = no quota.
 	QuotaBackendBytes int64
 	// EnableLeaseCheckpoint makes the leader record each lease's remaining
-	// TTL in the Raft log, so a new leader does not reset it
-	// (--experimental-enable-lease-checkpoint).
+	// TTL in the Raft log, so a new leader does not reset it: etcd's
+	// feature gate LeaseCheckpoint (--feature-gates=LeaseCheckpoint=true,
+	// or etcd v3.5's --experimental-enable-lease-checkpoint).
 	EnableLeaseCheckpoint bool
-	// LeaseCheckpointPersist also stores the remaining TTL in the backend, so
-	// it survives a restart (--experimental-enable-lease-checkpoint-persist).
+	// LeaseCheckpointPersist also stores the remaining TTL in the backend,
+	// so it survives a restart: the feature gate LeaseCheckpointPersist
+	// (or --experimental-enable-lease-checkpoint-persist). A cluster whose
+	// version is 3.6 or later persists checkpoints whether it is set or not.
 	LeaseCheckpointPersist bool
+	// FeatureGates holds etcd's other server feature gates, "Gate=bool,..."
+	// sorted by name, e.g. "FastLeaseKeepAlive=false" (--feature-gates).
+	// The gates with a field of their own (LeaseCheckpoint,
+	// LeaseCheckpointPersist) are not kept here. "" = etcd's defaults.
+	FeatureGates string
 	// LeaseCheckpointInterval is how often the leader checkpoints a lease.
 	// Only leases whose remaining TTL exceeds it are ever checkpointed.
-	// etcd v3.5 has no flag for it and always uses 5 minutes.
+	// etcd has no flag for it and always uses 5 minutes.
 	LeaseCheckpointInterval time.Duration
 	// WatchProgressNotifyInterval is how often idle watches get a progress
-	// notification (--experimental-watch-progress-notify-interval). etcd
+	// notification (--watch-progress-notify-interval; etcd v3.5 spelled
+	// it --experimental-watch-progress-notify-interval). etcd
 	// keeps this in a process-wide variable: the last cluster started in a
 	// process sets it for all.
 	WatchProgressNotifyInterval time.Duration
@@ -117,20 +126,21 @@ func NewConfig() Config {
 	}
 }
 
-// AddFlags binds the fields users tune to flags named as etcd v3.5 names
-// them, plus minicp's --lease-checkpoint-interval and port flags. DataDir,
-// Name, Members and Host are left to the caller.
+// AddFlags binds the fields users tune to flags named as etcd v3.7 names
+// them, the v3.5 names of those etcd has renamed since (they set the same
+// fields), and minicp's --lease-checkpoint-interval and port flags.
+// DataDir, Name, Members and Host are left to the caller.
 func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ClientPort, "etcd-client-port", c.ClientPort, "client port of the embedded etcd (0 = a free port); with several members, member i uses port+i")
 	fs.IntVar(&c.PeerPort, "etcd-peer-port", c.PeerPort, "peer (Raft) port of the embedded etcd (0 = a free port); with several members, member i uses port+i")
 	fs.StringVar(&c.AutoCompactionMode, "auto-compaction-mode", c.AutoCompactionMode, "how --auto-compaction-retention is read: 'periodic' (hours or a duration such as 5m) or 'revision' (a number of revisions)")
 	fs.StringVar(&c.AutoCompactionRetention, "auto-compaction-retention", c.AutoCompactionRetention, "etcd's own compaction retention; empty or 0 turns it off (the apiserver compacts etcd itself)")
 	fs.Int64Var(&c.QuotaBackendBytes, "quota-backend-bytes", c.QuotaBackendBytes, "database size in bytes that raises etcd's NOSPACE alarm and makes it read-only; 0 = etcd's 2 GiB")
-	fs.BoolVar(&c.EnableLeaseCheckpoint, "experimental-enable-lease-checkpoint", c.EnableLeaseCheckpoint, "let the leader checkpoint remaining lease TTLs through Raft, so a leader change does not reset them")
-	fs.BoolVar(&c.LeaseCheckpointPersist, "experimental-enable-lease-checkpoint-persist", c.LeaseCheckpointPersist, "also persist checkpointed TTLs so they survive a restart; requires --experimental-enable-lease-checkpoint")
+	c.addFeatureGateFlags(fs)
 	fs.DurationVar(&c.LeaseCheckpointInterval, "lease-checkpoint-interval", c.LeaseCheckpointInterval, "how often the leader checkpoints lease TTLs; etcd has no such flag and always uses 5m. Only leases whose remaining TTL exceeds the interval are ever checkpointed")
-	fs.DurationVar(&c.WatchProgressNotifyInterval, "experimental-watch-progress-notify-interval", c.WatchProgressNotifyInterval, "how often etcd sends progress notifications to idle watches")
-	fs.Uint64Var(&c.SnapshotCount, "snapshot-count", c.SnapshotCount, "number of committed transactions between Raft snapshots to disk")
+	fs.DurationVar(&c.WatchProgressNotifyInterval, "watch-progress-notify-interval", c.WatchProgressNotifyInterval, "how often etcd sends progress notifications to idle watches")
+	fs.DurationVar(&c.WatchProgressNotifyInterval, "experimental-watch-progress-notify-interval", c.WatchProgressNotifyInterval, "etcd v3.5's spelling of --watch-progress-notify-interval")
+	fs.Uint64Var(&c.SnapshotCount, "snapshot-count", c.SnapshotCount, "number of committed transactions between Raft snapshots to disk (etcd v3.7's default; v3.5's was 100000)")
 	fs.UintVar(&c.TickMs, "heartbeat-interval", c.TickMs, "Raft heartbeat interval in milliseconds")
 	fs.UintVar(&c.ElectionMs, "election-timeout", c.ElectionMs, "Raft election timeout in milliseconds")
 	fs.BoolVar(&c.UnsafeNoFsync, "unsafe-no-fsync", c.UnsafeNoFsync, "skip fsync: faster, but a crash loses data")
@@ -162,13 +172,16 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if c.LeaseCheckpointPersist && !c.EnableLeaseCheckpoint {
-		add("--experimental-enable-lease-checkpoint-persist requires --experimental-enable-lease-checkpoint")
+		add("the feature gate LeaseCheckpointPersist (--experimental-enable-lease-checkpoint-persist) requires LeaseCheckpoint: add --feature-gates=LeaseCheckpoint=true or --experimental-enable-lease-checkpoint")
+	}
+	if err := c.validateFeatureGates(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.LeaseCheckpointInterval <= 0 {
 		add("--lease-checkpoint-interval must be positive, got %s", c.LeaseCheckpointInterval)
 	}
 	if c.WatchProgressNotifyInterval < minWatchProgressNotify {
-		add("--experimental-watch-progress-notify-interval must be at least %s, got %s", minWatchProgressNotify, c.WatchProgressNotifyInterval)
+		add("--watch-progress-notify-interval must be at least %s, got %s", minWatchProgressNotify, c.WatchProgressNotifyInterval)
 	}
 	if c.TickMs == 0 {
 		add("--heartbeat-interval must be > 0 ms")

@@ -2,6 +2,7 @@ package embedetcd
 
 import (
 	"flag"
+	"io"
 	"net/url"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/types"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/features"
 )
 
 func TestNewConfigAndServerConfigUseEtcdsDefaults(t *testing.T) {
@@ -34,19 +36,22 @@ func TestNewConfigAndServerConfigUseEtcdsDefaults(t *testing.T) {
 		{"max WAL files", sc.MaxWALFiles, e.MaxWalFiles},
 		{"max txn ops", sc.MaxTxnOps, e.MaxTxnOps},
 		{"max concurrent streams", sc.MaxConcurrentStreams, e.MaxConcurrentStreams},
-		{"warning apply duration", sc.WarningApplyDuration, e.ExperimentalWarningApplyDuration},
-		{"downgrade check time", sc.DowngradeCheckTime, e.ExperimentalDowngradeCheckTime},
-		{"compact hash check time", sc.CompactHashCheckTime, e.ExperimentalCompactHashCheckTime},
+		{"warning apply duration", sc.WarningApplyDuration, e.WarningApplyDuration},
+		{"downgrade check time", sc.DowngradeCheckTime, e.DowngradeCheckTime},
+		{"compact hash check time", sc.CompactHashCheckTime, e.CompactHashCheckTime},
 		{"pre-vote", sc.PreVote, e.PreVote},
 		{"strict reconfig check", sc.StrictReconfigCheck, e.StrictReconfigCheck},
 		{"auth token", sc.AuthToken, e.AuthToken},
 		{"bcrypt cost", sc.BcryptCost, e.BcryptCost},
 		{"auth token TTL", sc.TokenTTL, e.AuthTokenTTL},
-		{"txn write with shared buffer", sc.ExperimentalTxnModeWriteWithSharedBuffer, e.ExperimentalTxnModeWriteWithSharedBuffer},
+		{"txn write with shared buffer", sc.ServerFeatureGate.Enabled(features.TxnModeWriteWithSharedBuffer), e.ServerFeatureGate.Enabled(features.TxnModeWriteWithSharedBuffer)},
+		{"fast lease keep-alive", sc.ServerFeatureGate.Enabled(features.FastLeaseKeepAlive), e.ServerFeatureGate.Enabled(features.FastLeaseKeepAlive)},
+		{"lease checkpoint persist", sc.ServerFeatureGate.Enabled(features.LeaseCheckpointPersist), e.ServerFeatureGate.Enabled(features.LeaseCheckpointPersist)},
+		{"watch progress notify interval", c.WatchProgressNotifyInterval, 10 * time.Minute},
 		{"v2 deprecation", sc.V2Deprecation, e.V2DeprecationEffective()},
 		{"quota", sc.QuotaBackendBytes, e.QuotaBackendBytes},
 		{"unsafe no fsync", sc.UnsafeNoFsync, e.UnsafeNoFsync},
-		{"lease checkpoint", sc.EnableLeaseCheckpoint, e.ExperimentalEnableLeaseCheckpoint},
+		{"lease checkpoint", sc.ServerFeatureGate.Enabled(features.LeaseCheckpoint), e.ServerFeatureGate.Enabled(features.LeaseCheckpoint)},
 		{"lease checkpoint interval", sc.LeaseCheckpointInterval, 5 * time.Minute},
 	} {
 		if tc.got != tc.want {
@@ -73,7 +78,7 @@ func TestValidateRejectsBadConfig(t *testing.T) {
 		{"an unknown compaction mode", func(c *Config) { c.AutoCompactionMode = "hourly" }, `--auto-compaction-mode must be "periodic" or "revision"`},
 		{"a duration in revision mode", func(c *Config) { c.AutoCompactionMode, c.AutoCompactionRetention = "revision", "5m" }, "revision mode takes a number of revisions"},
 		{"a retention that is no duration", func(c *Config) { c.AutoCompactionRetention = "soon" }, "periodic mode takes hours"},
-		{"checkpoint persistence without checkpoints", func(c *Config) { c.LeaseCheckpointPersist = true }, "requires --experimental-enable-lease-checkpoint"},
+		{"checkpoint persistence without checkpoints", func(c *Config) { c.LeaseCheckpointPersist = true }, "requires LeaseCheckpoint: add --feature-gates=LeaseCheckpoint=true or --experimental-enable-lease-checkpoint"},
 		{"a zero checkpoint interval", func(c *Config) { c.LeaseCheckpointInterval = 0 }, "--lease-checkpoint-interval must be positive"},
 		{"a progress notify interval under etcd's minimum", func(c *Config) { c.WatchProgressNotifyInterval = time.Millisecond }, "at least 100ms"},
 		{"a zero heartbeat", func(c *Config) { c.TickMs = 0 }, "--heartbeat-interval must be > 0"},
@@ -129,7 +134,7 @@ func TestAddFlagsBindsEtcdFlagNames(t *testing.T) {
 		"--quota-backend-bytes=1048576",
 		"--experimental-enable-lease-checkpoint", "--experimental-enable-lease-checkpoint-persist",
 		"--lease-checkpoint-interval=1s",
-		"--experimental-watch-progress-notify-interval=30s",
+		"--watch-progress-notify-interval=30s",
 		"--snapshot-count=500", "--heartbeat-interval=50", "--election-timeout=500",
 		"--unsafe-no-fsync", "--etcd-client-port=0", "--etcd-peer-port=0",
 	}); err != nil {
@@ -156,6 +161,76 @@ func TestAddFlagsBindsEtcdFlagNames(t *testing.T) {
 	if f := fs.Lookup("lease-checkpoint-interval"); f == nil || !strings.Contains(f.Usage, "etcd has no such flag") ||
 		!strings.Contains(f.Usage, "remaining TTL exceeds the interval") {
 		t.Errorf("--lease-checkpoint-interval help: got %v, want it to say etcd has no such flag and which leases are checkpointed", f)
+	}
+}
+
+func TestBothSpellingsOfLeaseCheckpointingSetTheSameGates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // the server's feature gates, as etcd prints them
+	}{
+		{"etcd v3.5's flags", []string{"--experimental-enable-lease-checkpoint", "--experimental-enable-lease-checkpoint-persist"},
+			"LeaseCheckpoint=true,LeaseCheckpointPersist=true"},
+		{"etcd v3.7's feature gates", []string{"--feature-gates=LeaseCheckpoint=true,LeaseCheckpointPersist=true"},
+			"LeaseCheckpoint=true,LeaseCheckpointPersist=true"},
+		{"the last spelling wins", []string{"--experimental-enable-lease-checkpoint", "--feature-gates=LeaseCheckpoint=false"},
+			"LeaseCheckpoint=false,LeaseCheckpointPersist=false"},
+		{"other gates pass through", []string{"--feature-gates=FastLeaseKeepAlive=false", "--experimental-enable-lease-checkpoint"},
+			"FastLeaseKeepAlive=false,LeaseCheckpoint=true,LeaseCheckpointPersist=false"},
+		{"neither", nil, "LeaseCheckpoint=false,LeaseCheckpointPersist=false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewConfig()
+			c.DataDir = t.TempDir()
+			fs := flag.NewFlagSet("minicp", flag.ContinueOnError)
+			c.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			sc, err := c.serverConfig(&Member{name: "m", dataDir: c.DataDir}, bootstrap{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sc.ServerFeatureGate.String(); got != tc.want {
+				t.Errorf("feature gates: got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBothSpellingsOfTheProgressNotifyIntervalSetIt(t *testing.T) {
+	for _, name := range []string{"watch-progress-notify-interval", "experimental-watch-progress-notify-interval"} {
+		c := NewConfig()
+		fs := flag.NewFlagSet("minicp", flag.ContinueOnError)
+		c.AddFlags(fs)
+		if err := fs.Parse([]string{"--" + name + "=2s"}); err != nil {
+			t.Fatal(err)
+		}
+		if c.WatchProgressNotifyInterval != 2*time.Second {
+			t.Errorf("--%s=2s: got %s, want 2s", name, c.WatchProgressNotifyInterval)
+		}
+	}
+}
+
+func TestFeatureGatesRejectsUnknownGatesAndBadValues(t *testing.T) {
+	for _, arg := range []string{"--feature-gates=LeaseCheckpoints=true", "--feature-gates=LeaseCheckpoint", "--feature-gates=LeaseCheckpoint=yes"} {
+		c := NewConfig()
+		fs := flag.NewFlagSet("minicp", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.AddFlags(fs)
+		if err := fs.Parse([]string{arg}); err == nil {
+			t.Errorf("%s: got no error, want one", arg)
+		}
+	}
+	c := NewConfig()
+	c.DataDir = "/tmp/x"
+	c.FeatureGates = "LeaseCheckpoint=true"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "through its own field") {
+		t.Errorf("LeaseCheckpoint in FeatureGates: got %v, want an error naming its own field", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package embedetcd runs etcd v3.5 members inside the minicp process. For
+// Package embedetcd runs etcd v3.7 members inside the minicp process. For
 // each member it binds a client and a peer listener, builds etcd's
 // config.ServerConfig itself and starts etcdserver.EtcdServer, then serves
 // etcd's peer handler (Raft between members) on the peer listener and
@@ -30,7 +30,7 @@
 // Defragment gives the freed pages back, member by member; ListAlarms and
 // DisarmAlarms handle NOSPACE. SaveSnapshot streams one member's database
 // to a file; RestoreSnapshot builds a one-member data directory from it
-// with etcdutl v3.5, optionally bumping the revision and marking it
+// with etcdutl v3.7, optionally bumping the revision and marking it
 // compacted, after checking the file's checksum and that the target is
 // empty, and stages the result so that a failure changes nothing.
 //

@@ -37,7 +37,7 @@ type KeyLease struct {
 
 // KeyLeases returns, for each key in keys and in the same order, the lease
 // it is bound to and the lease's remaining TTL. The keys are read
-// keys-only, 64 to a transaction, all at one revision per transaction;
+// whole (values too), 64 to a transaction, all at one revision per transaction;
 // then each distinct lease is asked its TimeToLive, 16 at a time. etcd
 // answers TimeToLive on the leader (a follower forwards it), whose lessor
 // holds the countdown that counts.
@@ -47,7 +47,9 @@ func KeyLeases(ctx context.Context, client *clientv3.Client, keys []string) ([]K
 		end := min(start+keysPerTxn, len(keys))
 		ops := make([]clientv3.Op, 0, end-start)
 		for _, k := range keys[start:end] {
-			ops = append(ops, clientv3.OpGet(k, clientv3.WithKeysOnly()))
+			// Not keys-only: etcd v3.7 answers a keys-only range from its
+			// in-memory index, which has no lease IDs (every Lease is 0).
+			ops = append(ops, clientv3.OpGet(k))
 		}
 		resp, err := client.Txn(ctx).Then(ops...).Commit()
 		if err != nil {

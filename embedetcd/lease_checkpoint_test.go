@@ -6,6 +6,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/features"
 )
 
 func TestLeaseCheckpointIntervalReachesTheServer(t *testing.T) {
@@ -14,9 +15,10 @@ func TestLeaseCheckpointIntervalReachesTheServer(t *testing.T) {
 	cfg.LeaseCheckpointInterval = 1500 * time.Millisecond
 	c := startCluster(t, cfg)
 	got := c.Members()[0].Server().Cfg
-	if got.LeaseCheckpointInterval != cfg.LeaseCheckpointInterval || !got.EnableLeaseCheckpoint {
-		t.Fatalf("server config: got interval %s enabled %v, want %s enabled true",
-			got.LeaseCheckpointInterval, got.EnableLeaseCheckpoint, cfg.LeaseCheckpointInterval)
+	enabled := got.ServerFeatureGate.Enabled(features.LeaseCheckpoint)
+	if got.LeaseCheckpointInterval != cfg.LeaseCheckpointInterval || !enabled {
+		t.Fatalf("server config: got interval %s, feature gate LeaseCheckpoint %v; want %s, true",
+			got.LeaseCheckpointInterval, enabled, cfg.LeaseCheckpointInterval)
 	}
 }
 

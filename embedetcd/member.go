@@ -111,7 +111,7 @@ func (m *Member) PeerURL() string { return m.peerURL.String() }
 func (m *Member) Server() *etcdserver.EtcdServer { return m.srv }
 
 // ID returns the member's ID, as etcdctl prints it in hex.
-func (m *Member) ID() uint64 { return uint64(m.srv.ID()) }
+func (m *Member) ID() uint64 { return uint64(m.srv.MemberID()) }
 
 // Running reports whether the member's server is up: it was started and
 // neither StopMember nor Close has stopped it.
@@ -232,7 +232,8 @@ func (m *Member) serveClients() {
 	v3lockpb.RegisterLockServer(m.grpcSrv, v3lock.NewLockServer(m.v3c))
 
 	mux := http.NewServeMux()
-	etcdhttp.HandleBasic(m.lg, mux, m.srv)
+	etcdhttp.HandleDebug(mux)
+	etcdhttp.HandleVersion(mux, m.srv)
 	etcdhttp.HandleMetrics(mux)
 	etcdhttp.HandleHealth(m.lg, mux, m.srv)
 	m.clientHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: quietHTTPLog}

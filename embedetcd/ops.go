@@ -90,7 +90,7 @@ func (m *Member) status() MemberStatus {
 	if m.srv == nil {
 		return ms
 	}
-	ms.ID = uint64(m.srv.ID())
+	ms.ID = uint64(m.srv.MemberID())
 	if !m.Running() {
 		return ms
 	}
@@ -129,7 +129,7 @@ func (c *Cluster) memberNameList() []string {
 // none right now (an election is going on, or quorum is lost).
 func (c *Cluster) Leader() *Member {
 	for _, m := range c.Members() {
-		if m.Running() && m.srv.Leader() == m.srv.ID() {
+		if m.Running() && m.srv.Leader() == m.srv.MemberID() {
 			return m
 		}
 	}
@@ -154,7 +154,7 @@ func (c *Cluster) MoveLeader(ctx context.Context, to string) error {
 	if leader == target {
 		return nil
 	}
-	if err := leader.srv.MoveLeader(ctx, uint64(leader.srv.ID()), uint64(target.srv.ID())); err != nil {
+	if err := leader.srv.MoveLeader(ctx, uint64(leader.srv.MemberID()), uint64(target.srv.MemberID())); err != nil {
 		return fmt.Errorf("moving the etcd leader from %s to %s: %w", leader.name, to, err)
 	}
 	return c.waitLeader(ctx)

@@ -44,6 +44,10 @@ func (c *Config) serverConfig(m *Member, b bootstrap) (config.ServerConfig, erro
 	if err != nil {
 		return config.ServerConfig{}, err
 	}
+	fg, err := c.serverFeatureGate(m.name)
+	if err != nil {
+		return config.ServerConfig{}, err
+	}
 	return config.ServerConfig{
 		Name:       m.name,
 		ClientURLs: types.URLs{m.clientURL},
@@ -71,8 +75,6 @@ func (c *Config) serverConfig(m *Member, b bootstrap) (config.ServerConfig, erro
 		AutoCompactionMode:      c.AutoCompactionMode,
 		AutoCompactionRetention: retention,
 
-		EnableLeaseCheckpoint:       c.EnableLeaseCheckpoint,
-		LeaseCheckpointPersist:      c.LeaseCheckpointPersist,
 		LeaseCheckpointInterval:     c.LeaseCheckpointInterval,
 		WatchProgressNotifyInterval: c.WatchProgressNotifyInterval,
 
@@ -90,9 +92,9 @@ func (c *Config) serverConfig(m *Member, b bootstrap) (config.ServerConfig, erro
 		CORS:          map[string]struct{}{"*": {}},
 		HostWhitelist: map[string]struct{}{"*": {}},
 
-		ExperimentalTxnModeWriteWithSharedBuffer: true,
-		V2Deprecation:                            config.V2_DEPR_DEFAULT,
-		Logger:                                   c.Logger,
+		V2Deprecation:     config.V2DeprDefault,
+		ServerFeatureGate: fg,
+		Logger:            c.Logger,
 	}, nil
 }
 

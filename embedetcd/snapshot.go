@@ -50,7 +50,7 @@ func SaveSnapshot(ctx context.Context, endpoint, path string, lg *zap.Logger) (S
 	if lg == nil {
 		lg = quietLogger()
 	}
-	if err := clientsnapshot.Save(ctx, lg, clientv3.Config{Endpoints: []string{endpoint}}, path); err != nil {
+	if _, err := clientsnapshot.SaveWithVersion(ctx, lg, clientv3.Config{Endpoints: []string{endpoint}}, path); err != nil {
 		return SnapshotInfo{}, fmt.Errorf("saving a snapshot of %s to %s: %w", endpoint, path, err)
 	}
 	return ReadSnapshotInfo(path, lg)
@@ -106,7 +106,7 @@ type RestoreResult struct {
 }
 
 // RestoreSnapshot builds the data directory of a one-member cluster from a
-// snapshot, with etcdutl v3.5's restore. It checks everything it can before
+// snapshot, with etcdutl v3.7's restore. It checks everything it can before
 // writing: the flags go together, the file is a complete snapshot (its
 // sha256 matches), and DataDir is empty. The member is restored into a
 // temporary directory beside its final place and moved there only once
@@ -156,7 +156,7 @@ func (cfg *RestoreConfig) validate() error {
 		errs = append(errs, fmt.Errorf("etcd member name %q must start with a letter or digit and contain only letters, digits, '.', '_' or '-'", cfg.Name))
 	}
 	if (cfg.BumpRevision > 0) != cfg.MarkCompacted {
-		errs = append(errs, errors.New("--bump-revision and --mark-compacted go together (as in etcdutl v3.5): "+
+		errs = append(errs, errors.New("--bump-revision and --mark-compacted go together (as in etcdutl): "+
 			"a bump without marking the new revision compacted leaves resumed watches silently on their stale state, and there is nothing to mark without a bump"))
 	}
 	return errors.Join(errs...)

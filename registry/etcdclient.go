@@ -152,6 +152,19 @@ func (k *measuredKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 	})
 }
 
+// GetStream is Get answered in chunks (etcd v3.7's RangeStream); only
+// opening the stream is faulted and measured.
+func (k *measuredKV) GetStream(ctx context.Context, key string, opts ...clientv3.OpOption) (clientv3.GetStreamChan, error) {
+	op := clientv3.OpGet(key, opts...)
+	operation := "get"
+	if len(op.RangeBytes()) > 0 {
+		operation = "list"
+	}
+	return do(ctx, k.b, EtcdRange, operation, resourceOfKey(op.KeyBytes()), func() (clientv3.GetStreamChan, error) {
+		return k.b.clientForKey(op.KeyBytes()).GetStream(ctx, key, opts...)
+	})
+}
+
 func (k *measuredKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
 	return do(ctx, k.b, EtcdTxn, "update", k.b.resourceOfKey([]byte(key)), func() (*clientv3.PutResponse, error) {
 		return k.b.clientForKey([]byte(key)).Put(ctx, key, val, opts...)
@@ -245,7 +258,7 @@ func (t *measuredTxn) Commit() (*clientv3.TxnResponse, error) {
 func (t *measuredTxn) firstKey() []byte {
 	switch {
 	case len(t.cmps) > 0:
-		return t.cmps[0].Key
+		return t.cmps[0].KeyBytes()
 	case len(t.thens) > 0:
 		return t.thens[0].KeyBytes()
 	case len(t.elses) > 0:
@@ -264,7 +277,7 @@ func (t *measuredTxn) operation() string {
 			return "delete"
 		case op.IsPut():
 			for _, c := range t.cmps {
-				if c.Target == pb.Compare_CREATE {
+				if c.GetCompare().Target == pb.Compare_CREATE {
 					return "create"
 				}
 			}
