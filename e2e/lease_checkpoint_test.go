@@ -117,14 +117,16 @@ func TestALeaderChangeResetsLeaseTTLsUnlessCheckpointed(t *testing.T) {
 }
 
 // checkTTL checks a TTL after a leader change: back near full when reset,
-// near what was left before when carried over (a checkpoint may be a
-// second old).
+// near what was left before when carried over. A carried-over TTL may be up
+// to 3 s above: the last checkpoint can be the interval plus the lessor's
+// half-second loop old, etcd rounds both the checkpointed and the reported
+// TTL up to whole seconds, and the new leader adds an election timeout.
 func checkTTL(t *testing.T, what string, after, before, full int64, reset bool) {
 	t.Helper()
 	if reset && after < full-2 {
 		t.Errorf("%s: %d s left after the leader moved, want it reset to about %d", what, after, full)
 	}
-	if !reset && (after > before+2 || after < before-2) {
+	if !reset && (after > before+3 || after < before-2) {
 		t.Errorf("%s: %d s left after the leader moved, want about the %d left before", what, after, before)
 	}
 }

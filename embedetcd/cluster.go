@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,7 +45,11 @@ type Cluster struct {
 //
 // A member whose data directory already holds a WAL restarts from it with
 // all its keys and revisions; otherwise the members bootstrap a new
-// cluster together. If Start fails it stops everything it started.
+// cluster together. If Start fails it stops everything it started, and a
+// cluster it was bootstrapping leaves no member data behind: etcd v3.7
+// rebuilds a restarting member's Raft membership from its backend, so a
+// member stopped before it applied its first entries would restart with no
+// voters and never elect a leader.
 func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -53,10 +58,16 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		cfg.Logger = quietLogger()
 	}
 	c := &Cluster{cfg: cfg}
+	var created []string // member data directories this start creates
 	defer func() {
 		if err != nil {
 			if cerr := c.Close(); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("cleaning up after the failed start: %w", cerr))
+			}
+			for _, dir := range created {
+				if rerr := os.RemoveAll(dir); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("removing the half-bootstrapped member data: %w", rerr))
+				}
 			}
 		}
 	}()
@@ -73,6 +84,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	b, err := c.bootstrap()
 	if err != nil {
 		return nil, err
+	}
+	if b.initialCluster != nil {
+		for _, m := range c.members {
+			dir := filepath.Join(m.dataDir, "member")
+			if _, serr := os.Stat(dir); errors.Is(serr, os.ErrNotExist) {
+				created = append(created, dir)
+			}
+		}
 	}
 	for _, m := range c.members {
 		sc, err := c.cfg.serverConfig(m, b)

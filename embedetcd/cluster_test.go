@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -189,6 +190,9 @@ func TestAStartThatFailsAfterTheServerRanReleasesTheDataDir(t *testing.T) {
 	if c, err := Start(ctx, cfg); err == nil {
 		c.Close()
 		t.Fatal("Start with a cancelled context succeeded, want an error")
+	}
+	if dir := filepath.Join(cfg.DataDir, cfg.Name); hasWAL(dir) {
+		t.Errorf("%s holds a WAL after the failed bootstrap, want no member data left", dir)
 	}
 	// The database lock is released and the member can start on the same directory.
 	startCluster(t, cfg)
