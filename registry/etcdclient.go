@@ -160,7 +160,7 @@ func (k *measuredKV) GetStream(ctx context.Context, key string, opts ...clientv3
 	if len(op.RangeBytes()) > 0 {
 		operation = "list"
 	}
-	return do(ctx, k.b, EtcdRange, operation, resourceOfKey(op.KeyBytes()), func() (clientv3.GetStreamChan, error) {
+	return do(ctx, k.b, EtcdRange, operation, k.b.resourceOfKey(op.KeyBytes()), func() (clientv3.GetStreamChan, error) {
 		return k.b.clientForKey(op.KeyBytes()).GetStream(ctx, key, opts...)
 	})
 }
