@@ -146,7 +146,8 @@ func TestADeadNodesLeaseKeyOutlivesALeaderChangeUnlessCheckpointed(t *testing.T)
 		min, max   time.Duration // last heartbeat to DELETED
 	}{
 		{"checkpointing off: TTL restarts at the move", false, moveAfter + duration, moveAfter + duration + 2*time.Second},
-		{"checkpointing on every second: TTL carried over", true, duration - time.Second, duration + 2*time.Second},
+		// A carried-over TTL may be up to 3 s above the true one (see checkTTL).
+		{"checkpointing on every second: TTL carried over", true, duration - time.Second, duration + 3*time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
