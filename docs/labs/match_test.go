@@ -26,7 +26,7 @@ import (
 var (
 	uuidRE     = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	durationRE = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)?(?:ns|µs|us|ms|h|m|s))+\b`)
-	numberRE   = regexp.MustCompile(`^[0-9]+(?:[.,][0-9]+)*`)
+	numberRE   = regexp.MustCompile(`^[0-9]+(?:[.,][0-9]+)*(?:e[+-][0-9]+)?`)
 	hexRE      = regexp.MustCompile(`^[0-9a-f]{2}\b`)
 	hexIDRE    = regexp.MustCompile(`^[0-9a-f]{8,}\b`)
 	base64RE   = regexp.MustCompile(`^[A-Za-z0-9+/_=-]{24,}`)
@@ -76,7 +76,7 @@ func tokenize(line string, exact bool) []token {
 		case numberRE.MatchString(s) && exact:
 			t = token{text: numberRE.FindString(s), kind: tokenLiteral}
 		case numberRE.MatchString(s):
-			t = token{text: numberRE.FindString(s), kind: tokenValue, pattern: `[0-9]+(?:[.,][0-9]+)*`}
+			t = token{text: numberRE.FindString(s), kind: tokenValue, pattern: `[0-9]+(?:[.,][0-9]+)*(?:e[+-][0-9]+)?`}
 		case spaceRE.MatchString(s):
 			t = token{text: spaceRE.FindString(s), kind: tokenSpace}
 		default:
@@ -291,6 +291,7 @@ func TestMatchingIgnoresNumbersButNotWords(t *testing.T) {
 		{"a word with digits inside", "node-2 Ready", "node-3 Ready", false, true},
 		{"a word is not a number", "status ok", "status 200", false, false},
 		{"etcd lease and member ids", "64eca228fef85011 40s minicp-etcd-1 (5f1cac0d9172e4ec)", "7990a228ffe3ed12 40s minicp-etcd-1 (d1dbf23015f57990)", false, true},
+		{"floats as Prometheus prints them", "size 1.232896e+06", "size 851968", false, true},
 		{"durations in any unit", "ready in 612ms, renewed every 10s", "ready in 1.24s, renewed every 1m0s", false, true},
 	}
 	for _, c := range cases {

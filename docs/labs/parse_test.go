@@ -17,6 +17,8 @@ import (
 //	                  background shell, as a learner's second window); its
 //	                  output block is awaited until it matches
 //	stop NAME         Ctrl-C in terminal NAME: SIGINT, then wait for it to end
+//	await NAME        the next output block is what terminal NAME has printed
+//	                  by now (awaited until it has, in this order)
 //	skip              the next sh block is not run (an alternative, or a
 //	                  command for a browser or an editor)
 //	contains          the next output block's lines must appear in this
@@ -26,7 +28,8 @@ import (
 //	timeout=DURATION  how long the next sh block (or awaited output) may take
 //	long              the lab takes minutes: skipped under -short
 //
-// Several directives may share one comment: <!-- lab: terminal w contains -->.
+// Several directives may share one comment: <!-- lab: terminal w contains -->;
+// words in parentheses after them say why: <!-- lab: unchecked (a reason) -->.
 
 // step is one thing a lab does, in page order.
 type step struct {
@@ -36,6 +39,7 @@ type step struct {
 
 	terminal string // run in this background terminal
 	stop     string // Ctrl-C in this terminal (a step of its own)
+	await    string // output awaited from this terminal (a step of its own)
 	skip     bool
 	timeout  time.Duration
 }
@@ -61,6 +65,7 @@ type lab struct {
 
 // directives accumulated from comments, applied to the next block.
 type pending struct {
+	await     string
 	terminal  string
 	skip      bool
 	contains  bool
@@ -133,7 +138,10 @@ func parseLab(path string) (*lab, error) {
 				if len(body) > 0 {
 					end++ // the last line's newline
 				}
-				if last != nil && last.output == nil {
+				if p.await != "" {
+					l.steps = append(l.steps, step{line: open, await: p.await, timeout: p.timeout,
+						output: &block{line: open, text: text, contains: true, unchecked: p.unchecked, exact: p.exact, start: start, end: end}})
+				} else if last != nil && last.output == nil {
 					last.output = &block{line: open, text: text, contains: p.contains, unchecked: p.unchecked, exact: p.exact, start: start, end: end}
 				}
 				last = nil
@@ -164,6 +172,14 @@ func (p *pending) apply(l *lab, directive string) error {
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		switch {
+		case strings.HasPrefix(f, "("): // the rest is a comment saying why
+			return nil
+		case f == "await":
+			if i+1 >= len(fields) {
+				return fmt.Errorf("%q needs a terminal name", f)
+			}
+			i++
+			p.await = fields[i]
 		case f == "terminal" || f == "stop":
 			if i+1 >= len(fields) {
 				return fmt.Errorf("%q needs a terminal name", f)

@@ -26,6 +26,9 @@ type shell struct {
 	dir  string
 	env  []string
 	done chan struct{} // closed when the process has exited (terminals only)
+	// consumed counts the non-blank output lines earlier output blocks
+	// matched; only the lab's goroutine uses it.
+	consumed int
 
 	// mu guards out and log: the process's goroutines copy output into
 	// them while the lab's goroutine reads it.
