@@ -41,6 +41,11 @@ type Config struct {
 	// EtcdCompactionInterval is how often the apiserver compacts etcd
 	// (upstream --etcd-compaction-interval); 0 disables it.
 	EtcdCompactionInterval time.Duration
+	// EnableGarbageCollector runs the garbage collector and lets DELETE add
+	// the finalizers of the orphan and foreground propagation policies
+	// (kube-controller-manager's and kube-apiserver's
+	// --enable-garbage-collector, default true).
+	EnableGarbageCollector bool
 
 	Etcd       embedetcd.Config
 	APIServer  apiserver.Config
@@ -61,6 +66,7 @@ func NewConfig() Config {
 		StorageMediaType:       MediaTypeProtobuf,
 		EventTTL:               time.Hour,
 		EtcdCompactionInterval: registry.DefaultCompactionInterval,
+		EnableGarbageCollector: true,
 		Etcd:                   embedetcd.NewConfig(),
 		APIServer:              apiserver.NewConfig(),
 		WatchCache:             watchcache.NewConfig(),
@@ -77,6 +83,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&c.StorageMediaType, "storage-media-type", c.StorageMediaType, "encoding of objects stored in etcd: "+MediaTypeProtobuf+" or "+MediaTypeJSON)
+	fs.BoolVar(&c.EnableGarbageCollector, "enable-garbage-collector", c.EnableGarbageCollector, "run the garbage collector: dependents whose owners are gone are deleted, and DELETE honours the Orphan and Foreground propagation policies")
 	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "how long events are retained: each Event key is bound to an etcd lease of this TTL")
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often the apiserver compacts etcd's history (taking turns with other apiservers through compact_rev_key); 0 disables it")
 	fs.IntVar(&c.Etcd.Members, "etcd-members", c.Etcd.Members, "number of embedded etcd members, 1 or 3; with 3 and the default ports, clients use 2379-2381 and peers 12380-12382")

@@ -42,6 +42,7 @@ type ControlPlane struct {
 	api        *apiserver.Server
 	nodes      *nodes  // simulated nodes and the node lifecycle controller (nodes.go)
 	triage     *triage // events etcd, faults, namespace controller, object counts (triage.go)
+	gc         *gcLoop // the garbage collector, nil when disabled (controllers.go)
 
 	kubeconfig string
 	lock       *dataDirLock // the data directory's lock, held until Close (lock.go)
@@ -96,6 +97,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		EventTTL:         cfg.EventTTL,
 		KeyTTL:           cfg.Nodes.keyTTL(),
 		Metrics:          cp.metrics,
+		GarbageCollector: cfg.EnableGarbageCollector,
 		Logger:           cp.logger,
 	}))
 	if err != nil {
@@ -119,6 +121,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	if err := cp.startTriageLoops(); err != nil {
+		return nil, err
+	}
+	if err := cp.startGarbageCollector(); err != nil {
 		return nil, err
 	}
 	if err := cp.startNodes(ctx); err != nil {
@@ -232,6 +237,7 @@ func (cp *ControlPlane) Close() error {
 	cp.closeOnce.Do(func() {
 		var errs []error
 		cp.stopNodes()
+		cp.stopGarbageCollector()
 		cp.stopTriageLoops()
 		if cp.api != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)

@@ -1,0 +1,202 @@
+package garbagecollector
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// DefaultWorkers is how many objects are looked at at once
+// (kube-controller-manager's --concurrent-gc-syncs is 20; minicp's graphs
+// are small).
+const DefaultWorkers = 2
+
+// Config configures a Controller.
+type Config struct {
+	// REST reaches the apiserver; the collector is one of its clients.
+	REST *rest.Config
+	// Workers is how many objects are looked at at once (default
+	// DefaultWorkers).
+	Workers int
+	// SyncTimeout bounds the wait for the informers' first lists before
+	// the workers start anyway (default 30s); resources not synced by then
+	// count in garbagecollector_controller_resources_sync_error_total.
+	SyncTimeout time.Duration
+	// Metrics is the stack's registry; nil registers nothing.
+	Metrics prometheus.Registerer
+	Logger  *slog.Logger
+}
+
+// Controller is the garbage collector.
+type Controller struct {
+	cfg       Config
+	http      *http.Client // shared by both clients; its idle connections are closed when Run ends
+	metadata  metadata.Interface
+	discovery discovery.DiscoveryInterface
+	graph     *graph
+	metrics   *metrics
+	log       *slog.Logger
+
+	// resources is set once by Run before any worker starts, and only
+	// read afterwards.
+	resources *resources
+
+	// queue holds the UIDs to look at; the informers' handlers add to it,
+	// workers take from it. Run shuts it down on its way out.
+	queue workqueue.TypedRateLimitingInterface[types.UID]
+}
+
+// New returns a collector for the apiserver cfg.REST points at.
+func New(cfg Config) (*Controller, error) {
+	if cfg.REST == nil {
+		return nil, fmt.Errorf("garbage collector: no apiserver to talk to")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.SyncTimeout <= 0 {
+		cfg.SyncTimeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	httpClient, err := rest.HTTPClientFor(cfg.REST)
+	if err != nil {
+		return nil, fmt.Errorf("garbage collector: %w", err)
+	}
+	md, err := metadata.NewForConfigAndClient(cfg.REST, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("garbage collector: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg.REST, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("garbage collector: %w", err)
+	}
+	c := &Controller{
+		cfg: cfg, http: httpClient, metadata: md, discovery: disc, graph: newGraph(), log: cfg.Logger,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.UID](),
+			workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "garbage_collector_attempt_to_delete"}),
+	}
+	c.metrics = newMetrics(cfg.Metrics, func() float64 { return float64(c.graph.size()) })
+	return c, nil
+}
+
+// Run discovers the resources, watches their metadata, and looks at the
+// objects the graph points to with cfg.Workers goroutines until ctx ends;
+// it returns once they have all stopped.
+func (c *Controller) Run(ctx context.Context) {
+	// Last: a connection dialled for a request that was then cancelled
+	// stays open and idle, and would hold up the apiserver's shutdown.
+	defer c.http.CloseIdleConnections()
+	defer c.queue.ShutDown()
+	res, err := discover(c.discovery)
+	if err != nil {
+		c.metrics.syncErrors.Inc()
+		c.log.Warn("garbage collector: discovery incomplete", "err", err)
+	}
+	if res == nil {
+		return
+	}
+	c.resources = res
+	factory := metadatainformer.NewSharedInformerFactory(c.metadata, 0)
+	for _, gvr := range res.watched {
+		if _, err := factory.ForResource(gvr).Informer().AddEventHandler(c.handlers(gvr)); err != nil {
+			c.metrics.syncErrors.Inc()
+			c.log.Warn("garbage collector: cannot watch", "resource", gvr.String(), "err", err)
+		}
+	}
+	c.metrics.monitoredTotal.Set(float64(len(res.watched)))
+	factory.Start(ctx.Done()) // the informers' goroutines end with ctx
+	defer factory.Shutdown()
+	c.waitForSync(ctx, factory)
+
+	var wg sync.WaitGroup
+	for range c.cfg.Workers {
+		wg.Add(1)
+		// Each worker ends when the queue shuts down (below, once ctx ends).
+		go func() {
+			defer wg.Done()
+			for c.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+}
+
+// waitForSync waits for every informer's first list, at most
+// cfg.SyncTimeout: a resource that cannot be watched must not stop the
+// collection of all the others.
+func (c *Controller) waitForSync(ctx context.Context, factory metadatainformer.SharedInformerFactory) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.SyncTimeout)
+	defer cancel()
+	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			c.metrics.syncErrors.Inc()
+			c.log.Warn("garbage collector: resource not synced", "resource", gvr.String())
+		}
+	}
+	c.log.Info("garbage collector: graph built", "resources", len(c.resources.watched), "objects", c.graph.size())
+}
+
+// handlers feed the graph with one resource's events.
+func (c *Controller) handlers(gvr schema.GroupVersionResource) cache.ResourceEventHandler {
+	observe := func(obj any) {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			c.enqueue(c.graph.observe(gvr, m))
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj any) { observe(obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				c.enqueue(c.graph.forget(m.UID))
+			}
+		},
+	}
+}
+
+func (c *Controller) enqueue(uids []types.UID) {
+	for _, uid := range uids {
+		c.queue.Add(uid)
+	}
+}
+
+// processNext looks at one object from the queue; false once the queue is
+// shut down.
+func (c *Controller) processNext(ctx context.Context) bool {
+	uid, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(uid)
+	err := c.attempt(ctx, uid)
+	switch {
+	case err == nil:
+		c.queue.Forget(uid)
+	case ctx.Err() != nil:
+	default:
+		c.log.Info("garbage collector: will retry", "uid", uid, "reason", err)
+		c.queue.AddRateLimited(uid)
+	}
+	return true
+}
