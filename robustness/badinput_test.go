@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,93 +34,134 @@ type badRequest struct {
 	wantReason  metav1.StatusReason
 }
 
+// What the cases share: a ConfigMap body and the media types.
+const (
+	cmBody                             = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"}%s}`
+	jsonType, mergeType, jsonPatchType = "application/json", "application/merge-patch+json", "application/json-patch+json"
+	strategicType                      = "application/strategic-merge-patch+json"
+)
+
 // badRequests are grouped by what is wrong with them.
 func badRequests() []badRequest {
-	const cm = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"}%s}`
-	const j, merge, jsonPatch, smp = "application/json", "application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json"
+	return slices.Concat(notObjects(), wrongKinds(), invalidFields(), hugeBodies(), versionParams(), selectorParams(), otherParams(), badPatches(), wrongPaths())
+}
+
+// notObjects are bodies that are not an object.
+func notObjects() []badRequest {
 	nested := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
 	bomb := "a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n"
 	for i, prev := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
 		last := string(rune('a' + i))
 		bomb += fmt.Sprintf("%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n", prev, prev, last, last, last, last, last, last, last, last, last)
 	}
-	big := strings.Repeat("x", 3<<20+1)
 	return []badRequest{
-		// Bodies that are not an object.
-		{"an empty body is 400", "POST", "/configmaps", j, "", 400, metav1.StatusReasonBadRequest},
-		{"a JSON null is an object without a name: 422", "POST", "/configmaps", j, "null", 422, metav1.StatusReasonInvalid},
-		{"a JSON array is 400", "POST", "/configmaps", j, "[]", 400, metav1.StatusReasonBadRequest},
-		{"a JSON string is 400", "POST", "/configmaps", j, `"configmap"`, 400, metav1.StatusReasonBadRequest},
-		{"bytes that are not UTF-8 are 400", "POST", "/configmaps", j, "\xff\xfe\xfd", 400, metav1.StatusReasonBadRequest},
-		{"JSON nested 20,000 deep is 400", "POST", "/configmaps", j, nested, 400, metav1.StatusReasonBadRequest},
+		{"an empty body is 400", "POST", "/configmaps", jsonType, "", 400, metav1.StatusReasonBadRequest},
+		{"a JSON null is an object without a name: 422", "POST", "/configmaps", jsonType, "null", 422, metav1.StatusReasonInvalid},
+		{"a JSON array is 400", "POST", "/configmaps", jsonType, "[]", 400, metav1.StatusReasonBadRequest},
+		{"a JSON string is 400", "POST", "/configmaps", jsonType, `"configmap"`, 400, metav1.StatusReasonBadRequest},
+		{"bytes that are not UTF-8 are 400", "POST", "/configmaps", jsonType, "\xff\xfe\xfd", 400, metav1.StatusReasonBadRequest},
+		{"JSON nested 20,000 deep is 400", "POST", "/configmaps", jsonType, nested, 400, metav1.StatusReasonBadRequest},
 		{"a YAML alias bomb is 400", "POST", "/configmaps", "application/yaml", bomb, 400, metav1.StatusReasonBadRequest},
 		{"protobuf garbage is 400", "POST", "/configmaps", "application/vnd.kubernetes.protobuf", "k8s\x00\x0a\xff\xff\xff", 400, metav1.StatusReasonBadRequest},
-		{"a field of the wrong type is 400", "POST", "/configmaps", j, fmt.Sprintf(cm, "wrongtype", `,"data":{"k":1}`), 400, metav1.StatusReasonBadRequest},
-		{"a duplicate field with strict validation is 400", "POST", "/configmaps?fieldValidation=Strict", j, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup","name":"dup"}}`, 400, metav1.StatusReasonBadRequest},
+		{"a field of the wrong type is 400", "POST", "/configmaps", jsonType, fmt.Sprintf(cmBody, "wrongtype", `,"data":{"k":1}`), 400, metav1.StatusReasonBadRequest},
+		{"a duplicate field with strict validation is 400", "POST", "/configmaps?fieldValidation=Strict", jsonType, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup","name":"dup"}}`, 400, metav1.StatusReasonBadRequest},
+	}
+}
 
-		// Wrong kinds and versions.
-		{"a Pod sent to configmaps is 400", "POST", "/configmaps", j, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`, 400, metav1.StatusReasonBadRequest},
-		{"a kind no scheme knows is 400", "POST", "/configmaps", j, `{"apiVersion":"v1","kind":"Widget","metadata":{"name":"w"}}`, 400, metav1.StatusReasonBadRequest},
-		{"a group version no one serves is 400", "POST", "/configmaps", j, `{"apiVersion":"example.com/v9","kind":"ConfigMap","metadata":{"name":"x"}}`, 400, metav1.StatusReasonBadRequest},
-		{"a list sent as an object is 400", "POST", "/configmaps", j, `{"apiVersion":"v1","kind":"ConfigMapList","items":[]}`, 400, metav1.StatusReasonBadRequest},
-		{"an object for another namespace is 400", "POST", "/configmaps", j, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}`, 400, metav1.StatusReasonBadRequest},
+// wrongKinds are objects of the wrong kind, version or namespace.
+func wrongKinds() []badRequest {
+	return []badRequest{
+		{"a Pod sent to configmaps is 400", "POST", "/configmaps", jsonType, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`, 400, metav1.StatusReasonBadRequest},
+		{"a kind no scheme knows is 400", "POST", "/configmaps", jsonType, `{"apiVersion":"v1","kind":"Widget","metadata":{"name":"w"}}`, 400, metav1.StatusReasonBadRequest},
+		{"a group version no one serves is 400", "POST", "/configmaps", jsonType, `{"apiVersion":"example.com/v9","kind":"ConfigMap","metadata":{"name":"x"}}`, 400, metav1.StatusReasonBadRequest},
+		{"a list sent as an object is 400", "POST", "/configmaps", jsonType, `{"apiVersion":"v1","kind":"ConfigMapList","items":[]}`, 400, metav1.StatusReasonBadRequest},
+		{"an object for another namespace is 400", "POST", "/configmaps", jsonType, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}`, 400, metav1.StatusReasonBadRequest},
+	}
+}
 
-		// Invalid names and fields.
-		{"a name of 254 characters is 422", "POST", "/configmaps", j, fmt.Sprintf(cm, strings.Repeat("a", 254), ""), 422, metav1.StatusReasonInvalid},
-		{"a name with a slash is 422", "POST", "/configmaps", j, fmt.Sprintf(cm, "a/b", ""), 422, metav1.StatusReasonInvalid},
-		{"an empty name without generateName is 422", "POST", "/configmaps", j, fmt.Sprintf(cm, "", ""), 422, metav1.StatusReasonInvalid},
-		{"a data key with a space is 422", "POST", "/configmaps", j, fmt.Sprintf(cm, "badkey", `,"data":{"a b":"v"}`), 422, metav1.StatusReasonInvalid},
-		{"a label value of 64 characters is 422", "POST", "/configmaps", j, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"lbl","labels":{"k":"` + strings.Repeat("v", 64) + `"}}}`, 422, metav1.StatusReasonInvalid},
-		{"a namespace with an invalid name is 422", "POST", "/api/v1/namespaces", j, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"Bad_Name"}}`, 422, metav1.StatusReasonInvalid},
+// invalidFields are objects with invalid names, keys and labels.
+func invalidFields() []badRequest {
+	return []badRequest{
+		{"a name of 254 characters is 422", "POST", "/configmaps", jsonType, fmt.Sprintf(cmBody, strings.Repeat("a", 254), ""), 422, metav1.StatusReasonInvalid},
+		{"a name with a slash is 422", "POST", "/configmaps", jsonType, fmt.Sprintf(cmBody, "a/b", ""), 422, metav1.StatusReasonInvalid},
+		{"an empty name without generateName is 422", "POST", "/configmaps", jsonType, fmt.Sprintf(cmBody, "", ""), 422, metav1.StatusReasonInvalid},
+		{"a data key with a space is 422", "POST", "/configmaps", jsonType, fmt.Sprintf(cmBody, "badkey", `,"data":{"a b":"v"}`), 422, metav1.StatusReasonInvalid},
+		{"a label value of 64 characters is 422", "POST", "/configmaps", jsonType, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"lbl","labels":{"k":"` + strings.Repeat("v", 64) + `"}}}`, 422, metav1.StatusReasonInvalid},
+		{"a namespace with an invalid name is 422", "POST", "/api/v1/namespaces", jsonType, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"Bad_Name"}}`, 422, metav1.StatusReasonInvalid},
+	}
+}
 
-		// Huge bodies, on every verb that takes one.
-		{"an update over 3 MiB is 413", "PUT", "/configmaps/existing", j, fmt.Sprintf(cm, "existing", `,"data":{"k":"`+big+`"}`), 413, metav1.StatusReasonRequestEntityTooLarge},
-		{"a patch over 3 MiB is 413", "PATCH", "/configmaps/existing", merge, `{"data":{"k":"` + big + `"}}`, 413, metav1.StatusReasonRequestEntityTooLarge},
-		{"a delete body over 3 MiB is 413", "DELETE", "/configmaps/existing", j, `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["` + big + `"]}`, 413, metav1.StatusReasonRequestEntityTooLarge},
+// hugeBodies are bodies over 3 MiB, on every verb that takes one.
+func hugeBodies() []badRequest {
+	big := strings.Repeat("x", 3<<20+1)
+	return []badRequest{
+		{"an update over 3 MiB is 413", "PUT", "/configmaps/existing", jsonType, fmt.Sprintf(cmBody, "existing", `,"data":{"k":"`+big+`"}`), 413, metav1.StatusReasonRequestEntityTooLarge},
+		{"a patch over 3 MiB is 413", "PATCH", "/configmaps/existing", mergeType, `{"data":{"k":"` + big + `"}}`, 413, metav1.StatusReasonRequestEntityTooLarge},
+		{"a delete body over 3 MiB is 413", "DELETE", "/configmaps/existing", jsonType, `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["` + big + `"]}`, 413, metav1.StatusReasonRequestEntityTooLarge},
+	}
+}
 
-		// resourceVersion parameters.
+// versionParams are bad resourceVersions, preconditions and continue tokens.
+func versionParams() []badRequest {
+	return []badRequest{
 		{"a resourceVersion that is not a number is 400", "GET", "/configmaps?resourceVersion=abc", "", "", 400, metav1.StatusReasonBadRequest},
 		{"a watch from a resourceVersion that is not a number is 400", "GET", "/configmaps?watch=1&resourceVersion=abc", "", "", 400, metav1.StatusReasonBadRequest},
 		{"resourceVersionMatch without resourceVersion is 422", "GET", "/configmaps?resourceVersionMatch=Exact", "", "", 422, metav1.StatusReasonInvalid},
 		{"an unknown resourceVersionMatch is 422", "GET", "/configmaps?resourceVersion=1&resourceVersionMatch=Newest", "", "", 422, metav1.StatusReasonInvalid},
-		{"an update with a resourceVersion that is not a number is 400", "PUT", "/configmaps/existing", j, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"existing","resourceVersion":"abc"}}`, 400, metav1.StatusReasonBadRequest},
-		{"a delete precondition on a stale resourceVersion is 409", "DELETE", "/configmaps/existing", j, `{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"resourceVersion":"1"}}`, 409, metav1.StatusReasonConflict},
-		{"a delete precondition on another uid is 409", "DELETE", "/configmaps/existing", j, `{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"00000000-0000-0000-0000-000000000000"}}`, 409, metav1.StatusReasonConflict},
+		{"an update with a resourceVersion that is not a number is 400", "PUT", "/configmaps/existing", jsonType, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"existing","resourceVersion":"abc"}}`, 400, metav1.StatusReasonBadRequest},
+		{"a delete precondition on a stale resourceVersion is 409", "DELETE", "/configmaps/existing", jsonType, `{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"resourceVersion":"1"}}`, 409, metav1.StatusReasonConflict},
+		{"a delete precondition on another uid is 409", "DELETE", "/configmaps/existing", jsonType, `{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"00000000-0000-0000-0000-000000000000"}}`, 409, metav1.StatusReasonConflict},
 		{"a continue token that is not one is 400", "GET", "/configmaps?limit=1&continue=garbage", "", "", 400, metav1.StatusReasonBadRequest},
+	}
+}
 
-		// Selectors.
+// selectorParams are label and field selectors that do not parse or apply.
+func selectorParams() []badRequest {
+	return []badRequest{
 		{"a label selector that does not parse is 400", "GET", "/configmaps?labelSelector=a%3D%3D%3Db", "", "", 400, metav1.StatusReasonBadRequest},
 		{"a label selector with an invalid value is 400", "GET", "/configmaps?labelSelector=a%3D" + strings.Repeat("v", 64), "", "", 400, metav1.StatusReasonBadRequest},
 		{"a field selector on an unsupported field is 400", "GET", "/configmaps?fieldSelector=data.k%3Dv", "", "", 400, metav1.StatusReasonBadRequest},
 		{"a field selector that does not parse is 400", "GET", "/configmaps?fieldSelector=%3D%3D", "", "", 400, metav1.StatusReasonBadRequest},
 		{"a watch with a bad label selector is 400", "GET", "/configmaps?watch=1&labelSelector=%21%21", "", "", 400, metav1.StatusReasonBadRequest},
+	}
+}
 
-		// Other query parameters.
+// otherParams are other query parameters that do not parse or are unknown values.
+func otherParams() []badRequest {
+	return []badRequest{
 		{"a limit that is not a number is 400", "GET", "/configmaps?limit=ten", "", "", 400, metav1.StatusReasonBadRequest},
 		{"timeoutSeconds that is not a number is 400", "GET", "/configmaps?watch=1&timeoutSeconds=soon", "", "", 400, metav1.StatusReasonBadRequest},
-		{"an unknown dryRun value is 422", "POST", "/configmaps?dryRun=Maybe", j, fmt.Sprintf(cm, "dry", ""), 422, metav1.StatusReasonInvalid},
-		{"an unknown fieldValidation value is 422", "POST", "/configmaps?fieldValidation=Loose", j, fmt.Sprintf(cm, "fv", ""), 422, metav1.StatusReasonInvalid},
-		{"gracePeriodSeconds that is not a number is 400", "DELETE", "/configmaps/existing?gracePeriodSeconds=later", j, "", 400, metav1.StatusReasonBadRequest},
-		{"an unknown propagationPolicy is 422", "DELETE", "/configmaps/existing?propagationPolicy=Sometimes", j, "", 422, metav1.StatusReasonInvalid},
+		{"an unknown dryRun value is 422", "POST", "/configmaps?dryRun=Maybe", jsonType, fmt.Sprintf(cmBody, "dry", ""), 422, metav1.StatusReasonInvalid},
+		{"an unknown fieldValidation value is 422", "POST", "/configmaps?fieldValidation=Loose", jsonType, fmt.Sprintf(cmBody, "fv", ""), 422, metav1.StatusReasonInvalid},
+		{"gracePeriodSeconds that is not a number is 400", "DELETE", "/configmaps/existing?gracePeriodSeconds=later", jsonType, "", 400, metav1.StatusReasonBadRequest},
+		{"an unknown propagationPolicy is 422", "DELETE", "/configmaps/existing?propagationPolicy=Sometimes", jsonType, "", 422, metav1.StatusReasonInvalid},
+	}
+}
 
-		// Patches.
-		{"a JSON patch that is not an array is 400", "PATCH", "/configmaps/existing", jsonPatch, `{"op":"add"}`, 400, metav1.StatusReasonBadRequest},
-		{"a JSON patch with an unknown op is 422", "PATCH", "/configmaps/existing", jsonPatch, `[{"op":"frobnicate","path":"/data/k","value":"v"}]`, 422, metav1.StatusReasonInvalid},
-		{"a JSON patch whose test fails is 422", "PATCH", "/configmaps/existing", jsonPatch, `[{"op":"test","path":"/metadata/name","value":"other"}]`, 422, metav1.StatusReasonInvalid},
-		{"a JSON patch removing a missing path is 422", "PATCH", "/configmaps/existing", jsonPatch, `[{"op":"remove","path":"/data/nothing/here"}]`, 422, metav1.StatusReasonInvalid},
-		{"a merge patch that is not JSON is 400", "PATCH", "/configmaps/existing", merge, `{"data":`, 400, metav1.StatusReasonBadRequest},
-		{"a merge patch that is an array is 400", "PATCH", "/configmaps/existing", merge, `[1,2]`, 400, metav1.StatusReasonBadRequest},
-		{"a merge patch renaming the object is 400", "PATCH", "/configmaps/existing", merge, `{"metadata":{"name":"renamed"}}`, 400, metav1.StatusReasonBadRequest},
-		{"a merge patch setting a field to the wrong type is 422", "PATCH", "/configmaps/existing", merge, `{"data":"flat"}`, 422, metav1.StatusReasonInvalid},
-		{"a strategic merge patch with an unknown directive is 400", "PATCH", "/configmaps/existing", smp, `{"$patch":"explode"}`, 400, metav1.StatusReasonBadRequest},
-		{"a patch making the object invalid is 422", "PATCH", "/configmaps/existing", merge, `{"data":{"a b":"v"}}`, 422, metav1.StatusReasonInvalid},
+// badPatches are patches that are not patches, fail, or break the object.
+func badPatches() []badRequest {
+	return []badRequest{
+		{"a JSON patch that is not an array is 400", "PATCH", "/configmaps/existing", jsonPatchType, `{"op":"add"}`, 400, metav1.StatusReasonBadRequest},
+		{"a JSON patch with an unknown op is 422", "PATCH", "/configmaps/existing", jsonPatchType, `[{"op":"frobnicate","path":"/data/k","value":"v"}]`, 422, metav1.StatusReasonInvalid},
+		{"a JSON patch whose test fails is 422", "PATCH", "/configmaps/existing", jsonPatchType, `[{"op":"test","path":"/metadata/name","value":"other"}]`, 422, metav1.StatusReasonInvalid},
+		{"a JSON patch removing a missing path is 422", "PATCH", "/configmaps/existing", jsonPatchType, `[{"op":"remove","path":"/data/nothing/here"}]`, 422, metav1.StatusReasonInvalid},
+		{"a merge patch that is not JSON is 400", "PATCH", "/configmaps/existing", mergeType, `{"data":`, 400, metav1.StatusReasonBadRequest},
+		{"a merge patch that is an array is 400", "PATCH", "/configmaps/existing", mergeType, `[1,2]`, 400, metav1.StatusReasonBadRequest},
+		{"a merge patch renaming the object is 400", "PATCH", "/configmaps/existing", mergeType, `{"metadata":{"name":"renamed"}}`, 400, metav1.StatusReasonBadRequest},
+		{"a merge patch setting a field to the wrong type is 422", "PATCH", "/configmaps/existing", mergeType, `{"data":"flat"}`, 422, metav1.StatusReasonInvalid},
+		{"a strategic merge patch with an unknown directive is 400", "PATCH", "/configmaps/existing", strategicType, `{"$patch":"explode"}`, 400, metav1.StatusReasonBadRequest},
+		{"a patch making the object invalid is 422", "PATCH", "/configmaps/existing", mergeType, `{"data":{"a b":"v"}}`, 422, metav1.StatusReasonInvalid},
 		{"a patch of an unknown media type is 415", "PATCH", "/configmaps/existing", "application/xml", `<data/>`, 415, metav1.StatusReasonUnsupportedMediaType},
-		{"a patch of a missing object is 404", "PATCH", "/configmaps/missing", merge, `{"data":{"k":"v"}}`, 404, metav1.StatusReasonNotFound},
+		{"a patch of a missing object is 404", "PATCH", "/configmaps/missing", mergeType, `{"data":{"k":"v"}}`, 404, metav1.StatusReasonNotFound},
+	}
+}
 
-		// Methods and paths.
-		{"PUT on a collection is 405", "PUT", "/configmaps", j, fmt.Sprintf(cm, "x", ""), 405, metav1.StatusReasonMethodNotAllowed},
-		{"PATCH on a collection is 405", "PATCH", "/configmaps", merge, `{}`, 405, metav1.StatusReasonMethodNotAllowed},
-		{"POST to an object is 405", "POST", "/configmaps/existing", j, fmt.Sprintf(cm, "existing", ""), 405, metav1.StatusReasonMethodNotAllowed},
+// wrongPaths are methods a path does not serve and paths nothing serves.
+func wrongPaths() []badRequest {
+	return []badRequest{
+		{"PUT on a collection is 405", "PUT", "/configmaps", jsonType, fmt.Sprintf(cmBody, "x", ""), 405, metav1.StatusReasonMethodNotAllowed},
+		{"PATCH on a collection is 405", "PATCH", "/configmaps", mergeType, `{}`, 405, metav1.StatusReasonMethodNotAllowed},
+		{"POST to an object is 405", "POST", "/configmaps/existing", jsonType, fmt.Sprintf(cmBody, "existing", ""), 405, metav1.StatusReasonMethodNotAllowed},
 		{"an unknown group is 404", "GET", "/apis/example.com/v1/widgets", "", "", 404, metav1.StatusReasonNotFound},
 		{"an unknown subresource is 404", "GET", "/configmaps/existing/frobs", "", "", 404, metav1.StatusReasonNotFound},
 	}
