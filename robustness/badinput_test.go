@@ -135,6 +135,7 @@ func otherParams() []badRequest {
 		{"an unknown fieldValidation value is 422", "POST", "/configmaps?fieldValidation=Loose", jsonType, fmt.Sprintf(cmBody, "fv", ""), 422, metav1.StatusReasonInvalid},
 		{"gracePeriodSeconds that is not a number is 400", "DELETE", "/configmaps/existing?gracePeriodSeconds=later", jsonType, "", 400, metav1.StatusReasonBadRequest},
 		{"an unknown propagationPolicy is 422", "DELETE", "/configmaps/existing?propagationPolicy=Sometimes", jsonType, "", 422, metav1.StatusReasonInvalid},
+		{"force on a patch that is not an apply is 422", "PATCH", "/configmaps/existing?force=true", mergeType, `{"data":{"k":"v3"}}`, 422, metav1.StatusReasonInvalid},
 	}
 }
 
@@ -202,7 +203,27 @@ func TestBadInputIsAnsweredWithAStatusAndTheProcessLives(t *testing.T) {
 			c.requireAlive("after " + tc.name)
 		})
 	}
-	t.Logf("robustness: bad_input cases=%d", len(cases))
+	ignored := ignoredParams()
+	for _, tc := range ignored {
+		t.Run(tc.name, func(t *testing.T) {
+			if status, code := send(t, hc, c.restConfig().Host, tc.method, tc.path, tc.contentType, []byte(tc.body)); code != tc.wantCode {
+				t.Errorf("got HTTP %d (%s), want %d: upstream ignores query parameters it does not know", code, status.Message, tc.wantCode)
+			}
+			c.requireAlive("after " + tc.name)
+		})
+	}
+	t.Logf("robustness: bad_input cases=%d ignored_params=%d", len(cases), len(ignored))
+}
+
+// ignoredParams are requests with query parameters no API defines, which
+// upstream ignores: they succeed.
+func ignoredParams() []badRequest {
+	return []badRequest{
+		{"an unknown parameter on a list is ignored", "GET", "/configmaps?frobnicate=1", "", "", 200, ""},
+		{"an unknown parameter on a get is ignored", "GET", "/configmaps/existing?pretty=maybe&x=%00", "", "", 200, ""},
+		{"an unknown parameter on a create is ignored", "POST", "/configmaps?color=blue", jsonType, fmt.Sprintf(cmBody, "ignored-param", ""), 201, ""},
+		{"an unknown parameter on a patch is ignored", "PATCH", "/configmaps/existing?colour=red", mergeType, `{"data":{"k":"v2"}}`, 200, ""},
+	}
 }
 
 func httpClient(t testing.TB, cfg *rest.Config) *http.Client {
