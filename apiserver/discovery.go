@@ -47,15 +47,6 @@ func subresourceVerbs(sub string) []string {
 	return []string{"get", "patch", "update"}
 }
 
-// Kubernetes version minicp reports on /version. It must stay within one
-// minor version of the kubectl on the lab machines (1.32), or kubectl
-// version prints a skew warning; the API types served are a superset of
-// 1.33's for the six resources.
-const (
-	kubeMajor = "1"
-	kubeMinor = "33"
-)
-
 // aggregatedDiscoveryV2 is the type of aggregated discovery documents, as
 // the g, v and as parameters of their media type name it.
 var aggregatedDiscoveryV2 = schema.GroupVersionKind{

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"minicp/internal/kubeversion"
 	"minicp/registry"
 )
 
@@ -163,13 +164,15 @@ func storageVersionHash(gvk schema.GroupVersionKind) string {
 }
 
 // serverVersion is the /version document. The Kubernetes version is the
-// API minicp imitates; the commit and date come from the Go build
-// information when the binary was built from a checkout.
+// release of the k8s.io/api module minicp is built with (k8s.io/api
+// v0.37.2: v1.37.2), whose types it serves; the commit and date come from
+// the Go build information when the binary was built from a checkout.
 func serverVersion() *version.Info {
+	kube := kubeversion.Get()
 	info := &version.Info{
-		Major: kubeMajor, Minor: kubeMinor,
-		EmulationMajor: kubeMajor, EmulationMinor: kubeMinor,
-		GitVersion:   "v" + kubeMajor + "." + kubeMinor + ".0-minicp",
+		Major: kube.Major, Minor: kube.Minor,
+		EmulationMajor: kube.Major, EmulationMinor: kube.Minor,
+		GitVersion:   kube.GitVersion,
 		GitTreeState: "clean",
 		BuildDate:    "1970-01-01T00:00:00Z",
 		GoVersion:    runtime.Version(),

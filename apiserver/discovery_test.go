@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+
+	"minicp/internal/kubeversion"
 )
 
 func newDiscoveryServer(t *testing.T) *httptest.Server {
@@ -238,12 +240,17 @@ func TestDiscoveryHonoursIfNoneMatch(t *testing.T) {
 	}
 }
 
-func TestVersionIsWithinKubectlSkew(t *testing.T) {
+// /version names the Kubernetes release of the k8s.io/api module minicp
+// is built with (internal/kubeversion; e2e/version_test.go checks it
+// against the go command's answer and a built binary).
+func TestVersionIsTheReleaseOfTheK8sAPIModuleBuiltIn(t *testing.T) {
 	srv := newDiscoveryServer(t)
 	var info version.Info
 	getDocument(t, srv, "/version", "", &info)
-	if info.Major != "1" || info.Minor != "33" || info.GitVersion != "v1.33.0-minicp" || info.GoVersion == "" || info.Platform == "" {
-		t.Errorf("got %+v, want 1.33 v1.33.0-minicp with go version and platform", info)
+	want := kubeversion.Get()
+	if want == kubeversion.Fallback || info.GitVersion != want.GitVersion || info.Major != "1" || info.Minor != want.Minor ||
+		info.GoVersion == "" || info.Platform == "" {
+		t.Errorf("got %+v, want %+v with go version and platform", info, want)
 	}
 	client, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: srv.URL})
 	if err != nil {

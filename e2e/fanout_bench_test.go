@@ -220,8 +220,8 @@ func writeFanOutPods(b testing.TB, ctx context.Context, url string, n int) []tim
 	return done
 }
 
-// buildMinicp builds cmd/minicp once for the benchmark.
-func buildMinicp(b *testing.B) string {
+// buildMinicp builds cmd/minicp into a temporary directory.
+func buildMinicp(b testing.TB) string {
 	bin := filepath.Join(b.TempDir(), "minicp")
 	cmd := exec.Command("go", "build", "-o", bin, "minicp/cmd/minicp")
 	cmd.Dir = ".."
@@ -238,12 +238,12 @@ type minicpProcess struct {
 	log *os.File // its stderr
 }
 
-func startMinicpProcess(b *testing.B, ctx context.Context, bin string, args ...string) *minicpProcess {
+func startMinicpProcess(b testing.TB, ctx context.Context, bin string, args ...string) *minicpProcess {
 	return startMinicpProcessIn(b, ctx, bin, b.TempDir(), args...)
 }
 
 // startMinicpProcessIn starts minicp on the data directory dir.
-func startMinicpProcessIn(b *testing.B, ctx context.Context, bin, dir string, args ...string) *minicpProcess {
+func startMinicpProcessIn(b testing.TB, ctx context.Context, bin, dir string, args ...string) *minicpProcess {
 	args = append([]string{"--data-dir", dir, "--port", "0", "--etcd-client-port", "0", "--etcd-peer-port", "0",
 		"--unsafe-no-fsync", "--etcd-compaction-interval", "0", "--simulated-nodes", "0"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -278,7 +278,7 @@ func startMinicpProcessIn(b *testing.B, ctx context.Context, bin, dir string, ar
 	return p
 }
 
-func (p *minicpProcess) stop(b *testing.B) {
+func (p *minicpProcess) stop(b testing.TB) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		b.Logf("stopping minicp: %v", err)
 	}

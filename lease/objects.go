@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"time"
 
+	"minicp/internal/kubeversion"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// What a simulated node reports about itself.
-const (
-	simKubeletVersion = "v1.37.2"
-	simRuntime        = "minicp-sim://0.1"
-)
+// What a simulated node reports about itself: its kubelet is of the
+// release whose API types minicp is built with, the version /version
+// reports too.
+const simRuntime = "minicp-sim://0.1"
 
 // newNode is the Node a simulated node registers: labels, capacity,
 // addresses, node info and its conditions, heartbeat at now.
@@ -42,7 +43,7 @@ func newNode(name string, index int, now time.Time) *corev1.Node {
 			{Type: corev1.NodeHostName, Address: name},
 		},
 		NodeInfo: corev1.NodeSystemInfo{
-			KubeletVersion:          simKubeletVersion,
+			KubeletVersion:          kubeversion.Get().GitVersion,
 			ContainerRuntimeVersion: simRuntime,
 			OperatingSystem:         "linux",
 			Architecture:            "amd64",
