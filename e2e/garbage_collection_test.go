@@ -231,3 +231,53 @@ func TestWithoutTheGarbageCollectorDependentsStay(t *testing.T) {
 		t.Fatalf("dependent: %v %v, want it kept as it was", cur, err)
 	}
 }
+
+// The real kubectl: --cascade=orphan|foreground|background, and a delete
+// that waits (kubectl's default) for an object held by a finalizer.
+func TestKubectlDeleteCascadeAndWait(t *testing.T) {
+	requireKubectl(t)
+	s := framework.Start(t, framework.Options{})
+	ctx := framework.Context(t, 2*time.Minute)
+	cs := s.Clientset
+
+	owner := createHeld(t, ctx, cs, "orphan-owner")
+	deps := createOwned(t, ctx, cs, owner, 2, false)
+	kubectl(t, s, "delete", "configmap", "orphan-owner", "--cascade=orphan")
+	for _, d := range deps {
+		cur, err := cs.CoreV1().ConfigMaps("default").Get(ctx, d.Name, metav1.GetOptions{})
+		if err != nil || len(cur.OwnerReferences) != 0 {
+			t.Fatalf("--cascade=orphan: dependent %s: %v %v, want it kept without ownerReferences", d.Name, cur, err)
+		}
+	}
+
+	owner = createHeld(t, ctx, cs, "fg-owner")
+	deps = createOwned(t, ctx, cs, owner, 2, true)
+	kubectl(t, s, "delete", "configmap", "fg-owner", "--cascade=foreground")
+	for _, d := range append(deps, owner) {
+		if !gone(ctx, cs, d.Name) { // kubectl waited for the owner, which waited for them
+			t.Fatalf("--cascade=foreground: %s still there when kubectl returned", d.Name)
+		}
+	}
+
+	owner = createHeld(t, ctx, cs, "bg-owner")
+	deps = createOwned(t, ctx, cs, owner, 2, false)
+	kubectl(t, s, "delete", "configmap", "bg-owner", "--cascade=background")
+	for _, d := range deps {
+		framework.Eventually(t, 20*time.Second, "dependent "+d.Name+" to be collected", func() bool { return gone(ctx, cs, d.Name) })
+	}
+
+	createHeld(t, ctx, cs, "held", "example.com/hold")
+	out, err := kubectlErr(t, s, "delete", "configmap", "held", "--timeout=2s")
+	if err == nil {
+		t.Fatalf("kubectl delete of an object held by a finalizer returned at once:\n%s", out)
+	}
+	assertContains(t, "kubectl delete --timeout=2s", out, "timed out waiting")
+	out = kubectl(t, s, "get", "configmap", "held", "-o", "jsonpath={.metadata.deletionTimestamp}")
+	if out == "" {
+		t.Fatal("held object has no deletionTimestamp")
+	}
+	kubectl(t, s, "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	if !gone(ctx, cs, "held") {
+		t.Fatal("held object still there after its finalizer was removed")
+	}
+}
