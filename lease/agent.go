@@ -39,6 +39,7 @@ type Agent struct {
 	startOnce, stopOnce sync.Once
 	cancel              context.CancelFunc // ends the run context; set by Start
 	factory             informers.SharedInformerFactory
+	podFactory          informers.SharedInformerFactory // nil unless FinishPodDeletions (pods.go)
 	// wg counts the schedule's goroutine and the workers.
 	wg sync.WaitGroup
 }
@@ -132,6 +133,7 @@ func (a *Agent) Start() {
 			}()
 		}
 		a.watchOwnNodes(ctx)
+		a.watchOwnPods(ctx)
 	})
 }
 
@@ -199,6 +201,9 @@ func (a *Agent) Stop() {
 		a.wg.Wait()
 		if a.factory != nil {
 			a.factory.Shutdown()
+		}
+		if a.podFactory != nil {
+			a.podFactory.Shutdown()
 		}
 		a.log.Info("simulated nodes stopped", "nodes", len(a.nodes))
 	})

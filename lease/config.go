@@ -65,6 +65,9 @@ type AgentConfig struct {
 	Logger *slog.Logger
 	// Recorder receives the kubelet's events (events.go); nil records none.
 	Recorder events.EventRecorder
+	// FinishPodDeletions makes the nodes finish the graceful deletion of
+	// their pods, as a kubelet does (pods.go): one more watch, on pods.
+	FinishPodDeletions bool
 }
 
 // NewAgentConfig returns upstream's timings for three nodes named node-N.
@@ -75,6 +78,7 @@ func NewAgentConfig() AgentConfig {
 		LeaseDuration:        DefaultLeaseDuration,
 		StatusReportInterval: DefaultStatusReportInterval,
 		Workers:              DefaultWorkers,
+		FinishPodDeletions:   true,
 	}
 }
 
@@ -85,6 +89,7 @@ func (c *AgentConfig) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.LeaseDuration, "lease-duration", c.LeaseDuration, "leaseDurationSeconds of each node's Lease (whole seconds); it is renewed every quarter of it")
 	fs.DurationVar(&c.StatusReportInterval, "status-report-interval", c.StatusReportInterval, "how often an unchanged node status is posted (the kubelet's 5m)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "goroutines making requests, shared by all nodes")
+	fs.BoolVar(&c.FinishPodDeletions, "finish-pod-deletions", c.FinishPodDeletions, "watch the pods bound to the simulated nodes and finish their graceful deletion with a DELETE of grace 0, as a kubelet does")
 }
 
 // Validate reports every problem at once.
