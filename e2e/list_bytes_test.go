@@ -92,7 +92,8 @@ func TestListsFromTheCacheHaveTheBytesOfListsFromEtcd(t *testing.T) {
 	if _, err := pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := pods.Delete(ctx, "bytes-03", metav1.DeleteOptions{}); err != nil {
+	zero := int64(0) // bytes-03 is bound to a node: only grace 0 removes it at once
+	if err := pods.Delete(ctx, "bytes-03", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
 	compare("after an update and a delete")

@@ -86,7 +86,10 @@ func TestAThousandPodWatchersCostOneEtcdWatcher(t *testing.T) {
 			// The gauge is process-wide: wait for the watchers of stacks
 			// stopped earlier to go, and for this stack's to come up.
 			before := settledEtcdWatchers(t)
-			s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.WatchCache.Enabled = cached }})
+			s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
+				c.WatchCache.Enabled = cached
+				c.EnableGarbageCollector = false // its metadata watches would be counted with the test's
+			}})
 			ctx := framework.Context(t, 2*time.Minute)
 			feeds := settledEtcdWatchers(t) - before
 			if want := float64(cachedResources(s)); cached && feeds != want {
@@ -184,7 +187,10 @@ func expectResourceVersions(w watch.Interface, want []string, who string) error 
 // buffer (and the TCP buffers before it) fill up; a client that keeps up
 // gets every event while it happens.
 func TestASlowWatcherIsEndedWhileAFastOneKeepsUp(t *testing.T) {
-	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.WatchCache.WatcherBufferSize = 10 }})
+	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
+		c.WatchCache.WatcherBufferSize = 10
+		c.EnableGarbageCollector = false // its metadata watch on pods would be counted with the test's
+	}})
 	ctx := framework.Context(t, 2*time.Minute)
 	cms := s.Clientset.CoreV1().ConfigMaps("default")
 	start, err := cms.List(ctx, metav1.ListOptions{})

@@ -67,7 +67,7 @@ func (c *Controller) checkOwners(ctx context.Context, n *node) error {
 	case len(present) > 0:
 		return nil
 	case foreground:
-		return c.deleteDependent(ctx, n, metav1.DeletePropagationForeground)
+		return c.deleteDependent(ctx, n, c.cascade(n))
 	}
 	policy := metav1.DeletePropagationBackground
 	switch {
@@ -120,8 +120,19 @@ func (c *Controller) deleteDependent(ctx context.Context, n *node, policy metav1
 	return err
 }
 
+// cascade is how a dependent of an owner deleted in foreground is deleted,
+// as upstream does it: in foreground too when it has dependents of its own
+// (so that theirs go first), else in background, which costs one write
+// instead of two.
+func (c *Controller) cascade(n *node) metav1.DeletionPropagation {
+	if len(c.graph.dependents(n.uid)) > 0 {
+		return metav1.DeletePropagationForeground
+	}
+	return metav1.DeletePropagationBackground
+}
+
 // deleteDependentsFirst handles an owner deleted in foreground: its
-// dependents are deleted (in foreground too, so theirs go first), and its
+// dependents are deleted (in foreground when they own others), and its
 // foregroundDeletion finalizer is removed once no dependent that blocks
 // owner deletion is left.
 func (c *Controller) deleteDependentsFirst(ctx context.Context, owner *node) error {
@@ -132,7 +143,7 @@ func (c *Controller) deleteDependentsFirst(ctx context.Context, owner *node) err
 			blocking++
 		}
 		if !d.deleting {
-			errs = append(errs, c.deleteDependent(ctx, &d.node, metav1.DeletePropagationForeground))
+			errs = append(errs, c.deleteDependent(ctx, &d.node, c.cascade(&d.node)))
 		}
 	}
 	if err := errors.Join(errs...); err != nil || blocking > 0 {
