@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -211,4 +212,46 @@ func (p *pending) apply(l *lab, directive string) error {
 		}
 	}
 	return nil
+}
+
+func TestParseReadsStepsAndDirectives(t *testing.T) {
+	page := "# Lab\n\n<!-- lab: long -->\n<!-- lab: terminal srv timeout=30s -->\n```sh\nserve\n```\n\n```\nready\n```\n\n" +
+		"Prose.\n\n```sh\nask\n```\n\n<!-- lab: contains -->\n```text\nanswer\n```\n\n<!-- lab: await srv -->\n```\nlog line\n```\n\n" +
+		"<!-- lab: skip (a browser) -->\n```sh\nopen\n```\n\n<!-- lab: stop srv -->\n\n```yaml\nkind: Pod\n```\n"
+	path := writeTemp(t, page)
+	l, err := parseLab(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.long || len(l.steps) != 5 {
+		t.Fatalf("got long %v and %d steps, want a long lab with 5 steps: %+v", l.long, len(l.steps), l.steps)
+	}
+	s := l.steps
+	switch {
+	case s[0].terminal != "srv" || s[0].timeout != 30*time.Second || s[0].output == nil || s[0].output.text != "ready":
+		t.Errorf("step 0: %+v, want terminal srv, 30s, output ready", s[0])
+	case s[1].commands != "ask" || s[1].output == nil || !s[1].output.contains || s[1].output.text != "answer":
+		t.Errorf("step 1: %+v, want ask with a contains output", s[1])
+	case s[2].await != "srv" || s[2].output == nil || s[2].output.text != "log line":
+		t.Errorf("step 2: %+v, want an await of srv", s[2])
+	case !s[3].skip || s[3].commands != "open":
+		t.Errorf("step 3: %+v, want a skipped command", s[3])
+	case s[4].stop != "srv":
+		t.Errorf("step 4: %+v, want stop srv", s[4])
+	}
+	if data, _ := os.ReadFile(path); string(data[s[1].output.start:s[1].output.end]) != "answer\n" {
+		t.Errorf("the output block's offsets point at %q", data[s[1].output.start:s[1].output.end])
+	}
+	if _, err := parseLab(writeTemp(t, "<!-- lab: frobnicate -->\n")); err == nil {
+		t.Error("an unknown directive was accepted")
+	}
+}
+
+func writeTemp(t *testing.T, text string) string {
+	t.Helper()
+	path := t.TempDir() + "/lab.md"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
