@@ -138,96 +138,121 @@ func buildBinaries() (string, error) {
 	return bin, nil
 }
 
+// run is one lab being run: its directories, ports, terminals and the
+// page updates -update will write. Only the lab's goroutine uses it.
+type run struct {
+	t         *testing.T
+	tmp, work string
+	state     string // the main terminal's saved shell state
+	env       []string
+	ports     ports
+	terminals map[string]*shell
+	jobs      []*exec.Cmd // the main terminal's blocks, with what they left in the background
+	updates   map[*block]string
+}
+
 // runLab runs one page's steps in order.
 func runLab(t *testing.T, l *lab, bin string) {
-	tmp := t.TempDir()
-	work := filepath.Join(tmp, "work")
-	if err := os.Mkdir(work, 0o755); err != nil {
+	r := &run{t: t, tmp: t.TempDir(), env: labEnv(bin), terminals: map[string]*shell{}, updates: map[*block]string{}}
+	r.work, r.state = filepath.Join(r.tmp, "work"), filepath.Join(r.tmp, "shell-state")
+	if err := os.Mkdir(r.work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	state := filepath.Join(tmp, "shell-state")
-	if err := writePrelude(state); err != nil {
+	if err := writePrelude(r.state); err != nil {
 		t.Fatal(err)
 	}
-	env := labEnv(bin)
-	ports, err := freePorts()
-	if err != nil {
+	var err error
+	if r.ports, err = freePorts(); err != nil {
 		t.Fatal(err)
 	}
-	terminals := map[string]*shell{}
-	var jobs []*exec.Cmd // the main terminal's blocks, with what they left in the background
-	t.Cleanup(func() {   // whatever the lab left running is stopped, terminals by Ctrl-C
-		for _, term := range terminals {
+	t.Cleanup(func() { // whatever the lab left running is stopped, terminals by Ctrl-C
+		for _, term := range r.terminals {
 			term.interrupt(15 * time.Second)
 		}
-		for _, j := range jobs {
+		for _, j := range r.jobs {
 			killGroup(j)
 		}
 	})
-	ctx := context.Background()
-	updates := map[*block]string{}
 	for _, s := range l.steps {
 		where := fmt.Sprintf("%s:%d", l.path, s.line)
 		switch {
 		case s.stop != "":
-			term := terminals[s.stop]
-			if term == nil {
-				t.Errorf("%s: stop %s: no such terminal", where, s.stop)
-				continue
-			}
-			if !term.interrupt(15 * time.Second) {
-				t.Errorf("%s: terminal %s did not end within 15s of Ctrl-C", where, s.stop)
-			}
-			delete(terminals, s.stop)
+			r.stop(where, s.stop)
 		case s.await != "":
-			term := terminals[s.await]
-			if term == nil {
+			if term := r.terminals[s.await]; term != nil {
+				r.await(where, s, term)
+			} else {
 				t.Errorf("%s: await %s: no such terminal", where, s.await)
-				continue
 			}
-			got, ok := awaitOutput(term, s.output, tmp, ports, orDefault(s.timeout, 2*time.Minute))
-			if !ok {
-				report(t, where, s, got)
-			}
-			noteUpdate(updates, s.output, got, true)
 		case s.skip:
 		case s.terminal != "":
-			if old := terminals[s.terminal]; old != nil {
-				old.interrupt(15 * time.Second)
-			}
-			term, err := startTerminal(work, state, filepath.Join(tmp, "terminal-"+s.terminal+".log"), rewrite(s.commands, tmp, ports), env)
-			if err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
-			terminals[s.terminal] = term
-			if s.output != nil && !s.output.unchecked {
-				got, ok := awaitOutput(term, s.output, tmp, ports, orDefault(s.timeout, 2*time.Minute))
-				if !ok {
-					report(t, where, s, got)
-				}
-				noteUpdate(updates, s.output, got, true)
-			}
+			r.startTerminal(where, s)
 		default:
-			got, err := runBlock(ctx, work, state, rewrite(s.commands, tmp, ports), env, orDefault(s.timeout, 2*time.Minute), &jobs)
-			got = unrewrite(got, tmp, ports)
-			if *show {
-				t.Logf("%s:\n%s\n%s", where, indent(s.commands), indent(got))
-			}
-			if err != nil {
-				t.Errorf("%s: %v\ncommands:\n%s\noutput:\n%s", where, err, s.commands, got)
-			}
-			if s.output != nil {
-				if !s.output.unchecked && !matches(s.output.text, got, s.output.contains, s.output.exact) {
-					report(t, where, s, got)
-				}
-				noteUpdate(updates, s.output, got, s.output.contains) // -update refreshes unchecked blocks too
-			}
+			r.command(where, s)
 		}
 	}
-	if *update && len(updates) > 0 {
-		if err := writeUpdates(l.path, updates); err != nil {
+	if *update && len(r.updates) > 0 {
+		if err := writeUpdates(l.path, r.updates); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// stop is Ctrl-C in a terminal.
+func (r *run) stop(where, name string) {
+	term := r.terminals[name]
+	if term == nil {
+		r.t.Errorf("%s: stop %s: no such terminal", where, name)
+		return
+	}
+	if !term.interrupt(15 * time.Second) {
+		r.t.Errorf("%s: terminal %s did not end within 15s of Ctrl-C", where, name)
+	}
+	delete(r.terminals, name)
+}
+
+// startTerminal starts a step's commands in a terminal of their own and
+// awaits the output the page shows for them.
+func (r *run) startTerminal(where string, s step) {
+	if old := r.terminals[s.terminal]; old != nil {
+		old.interrupt(15 * time.Second)
+	}
+	log := filepath.Join(r.tmp, "terminal-"+s.terminal+".log")
+	term, err := startTerminal(r.work, r.state, log, rewrite(s.commands, r.tmp, r.ports), r.env)
+	if err != nil {
+		r.t.Fatalf("%s: %v", where, err)
+	}
+	r.terminals[s.terminal] = term
+	if s.output != nil && !s.output.unchecked {
+		r.await(where, s, term)
+	}
+}
+
+// await checks a terminal's output against the step's block.
+func (r *run) await(where string, s step, term *shell) {
+	got, ok := awaitOutput(term, s.output, r.tmp, r.ports, orDefault(s.timeout, 2*time.Minute))
+	if !ok {
+		report(r.t, where, s, got)
+	}
+	noteUpdate(r.updates, s.output, got, true)
+}
+
+// command runs a step in the main terminal and compares its output.
+func (r *run) command(where string, s step) {
+	got, err := runBlock(context.Background(), r.work, r.state, rewrite(s.commands, r.tmp, r.ports), r.env,
+		orDefault(s.timeout, 2*time.Minute), &r.jobs)
+	got = unrewrite(got, r.tmp, r.ports)
+	if *show {
+		r.t.Logf("%s:\n%s\n%s", where, indent(s.commands), indent(got))
+	}
+	if err != nil {
+		r.t.Errorf("%s: %v\ncommands:\n%s\noutput:\n%s", where, err, s.commands, got)
+	}
+	if s.output != nil {
+		if !s.output.unchecked && !matches(s.output.text, got, s.output.contains, s.output.exact) {
+			report(r.t, where, s, got)
+		}
+		noteUpdate(r.updates, s.output, got, s.output.contains) // -update refreshes unchecked blocks too
 	}
 }
 
