@@ -103,7 +103,7 @@ func openIdleConnections(t *testing.T, cfg *rest.Config, n int) []net.Conn {
 		}
 	})
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
+	sem := make(chan struct{}, 256) // dials in flight at once
 	for range n {
 		wg.Add(1)
 		sem <- struct{}{}
