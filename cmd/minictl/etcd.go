@@ -120,7 +120,7 @@ func printKV(ctx context.Context, client *clientv3.Client, out io.Writer, kv *mv
 	fmt.Fprintf(out, "mod_revision:    %d   <- the object's resourceVersion\n", kv.ModRevision)
 	fmt.Fprintf(out, "version:         %d\n", kv.Version)
 	if kv.Lease != 0 {
-		fmt.Fprintf(out, "lease:           %x%s\n", kv.Lease, leaseTTL(ctx, client, clientv3.LeaseID(kv.Lease)))
+		fmt.Fprintf(out, "lease:           %016x%s\n", kv.Lease, leaseTTL(ctx, client, clientv3.LeaseID(kv.Lease)))
 	}
 	fmt.Fprintf(out, "value:           %d bytes, %s\n", len(kv.Value), describeValue(kv.Value))
 	fmt.Fprintf(out, "first bytes:     % x\n", kv.Value[:min(24, len(kv.Value))])
