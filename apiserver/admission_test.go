@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"minicp/embedetcd"
+	"minicp/internal/testetcd"
+	"minicp/internal/testsupport"
 	"minicp/registry"
 )
 
@@ -30,26 +30,12 @@ func startAdmissionServer(t *testing.T, configure func(*Config), setup func(*Ser
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ecfg := embedetcd.NewConfig()
-	ecfg.DataDir = t.TempDir()
-	ecfg.ClientPort, ecfg.PeerPort = 0, 0
-	ecfg.UnsafeNoFsync = true
-	ecfg.TickMs, ecfg.ElectionMs = 10, 100
-	ecfg.Logger = zap.NewNop()
-	etcd, err := embedetcd.Start(ctx, ecfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := etcd.Close(); err != nil {
-			t.Errorf("stopping etcd: %v", err)
-		}
-	})
+	etcd := testetcd.Start(t)
 	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testsupport.SyncBuffer{}
 	cfg := NewConfig()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if configure != nil {

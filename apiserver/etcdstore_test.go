@@ -11,7 +11,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"minicp/embedetcd"
+	"minicp/internal/testetcd"
+	"minicp/internal/testsupport"
 	"minicp/registry"
 )
 
@@ -31,20 +31,7 @@ func startWithEtcd(t *testing.T) (*testServer, *clientv3.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := embedetcd.NewConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.ClientPort, cfg.PeerPort = 0, 0
-	cfg.UnsafeNoFsync = true
-	cfg.Logger = zap.NewNop()
-	etcd, err := embedetcd.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := etcd.Close(); err != nil {
-			t.Errorf("stopping etcd: %v", err)
-		}
-	})
+	etcd := testetcd.Start(t)
 	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("NewStore: %v", err)
@@ -150,7 +137,7 @@ func TestInformerSyncsThroughTheApiserver(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	eventually(t, 10*time.Second, "the informer to see the new object", func() bool {
+	testsupport.Eventually(t, 10*time.Second, "the informer to see the new object", func() bool {
 		_, exists, _ := informer.GetStore().GetByKey("default/after")
 		return exists
 	})

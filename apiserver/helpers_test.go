@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"minicp/internal/testsupport"
 	"minicp/registry"
 )
 
@@ -25,14 +24,14 @@ import (
 type testServer struct {
 	*Server
 	http *httptest.Server
-	logs *syncBuffer // everything the server logged
+	logs *testsupport.SyncBuffer // everything the server logged
 }
 
 // startTestServer serves store with the default Config, changed by
 // configure if given; everything stops with the test.
 func startTestServer(t *testing.T, store registry.Interface, configure ...func(*Config)) *testServer {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testsupport.SyncBuffer{}
 	cfg := NewConfig()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if _, fake := store.(*fakeStore); fake {
@@ -55,24 +54,6 @@ func startTestServer(t *testing.T, store registry.Interface, configure ...func(*
 		ts.Close()
 	})
 	return &testServer{Server: s, http: ts, logs: logs}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
-type syncBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func (ts *testServer) clientset(t *testing.T) *kubernetes.Clientset {
@@ -143,18 +124,6 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// eventually polls cond every 10 ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func testPod(name string) *corev1.Pod {

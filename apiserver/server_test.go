@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"minicp/internal/testsupport"
 )
 
 func TestValidateRefusesAddressesOtherThanLoopback(t *testing.T) {
@@ -81,7 +83,7 @@ func TestShutdownEndsOpenWatchesAndStopsListening(t *testing.T) {
 		t.Fatalf("watch: %v", err)
 	}
 	defer w.Stop()
-	eventually(t, 5*time.Second, "the watch to be open", func() bool { return s.openWatches.Load() == 1 })
+	testsupport.Eventually(t, 5*time.Second, "the watch to be open", func() bool { return s.openWatches.Load() == 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -133,7 +135,7 @@ func TestShutdownWaitsForInFlightWrites(t *testing.T) {
 
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- s.Shutdown(context.Background()) }()
-	eventually(t, 5*time.Second, "the listener to close", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "the listener to close", func() bool {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL(), "http://"))
 		if err == nil {
 			conn.Close()

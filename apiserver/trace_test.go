@@ -10,6 +10,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minicp/internal/testsupport"
 )
 
 // slowPlugin holds requests on config maps back for delay, or until their
@@ -113,7 +115,7 @@ func TestARequestPastItsDeadlineIs504AndLogsWhereItWasStuck(t *testing.T) {
 		t.Errorf("the 504 took %v for a 300ms timeout", took)
 	}
 	var line string
-	eventually(t, 5*time.Second, "the slow-request line", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "the slow-request line", func() bool {
 		for _, l := range strings.Split(ts.logs.String(), "\n") {
 			if strings.Contains(l, `msg="slow request"`) && strings.Contains(l, "/configmaps") {
 				line = l

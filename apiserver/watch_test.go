@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"minicp/internal/testsupport"
 )
 
 // openWatch starts a raw watch request and returns its response; the body
@@ -143,7 +145,7 @@ func TestWatchErrorEventsCarryAStatus(t *testing.T) {
 				t.Fatalf("watch: %v", err)
 			}
 			defer w.Stop()
-			eventually(t, 5*time.Second, "the watch to reach the store", func() bool { return store.openWatchers() == 1 })
+			testsupport.Eventually(t, 5*time.Second, "the watch to reach the store", func() bool { return store.openWatchers() == 1 })
 			gone := &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 1 (5)"}
 			store.sendToWatches(watch.Event{Type: watch.Error, Object: gone})
 			ev := nextEvent(t, w)
@@ -152,7 +154,7 @@ func TestWatchErrorEventsCarryAStatus(t *testing.T) {
 				t.Errorf("got %s %#v, want ERROR with 410 Expired", ev.Type, ev.Object)
 			}
 			w.Stop()
-			eventually(t, 5*time.Second, "the store watch to stop", func() bool { return store.openWatchers() == 0 })
+			testsupport.Eventually(t, 5*time.Second, "the store watch to stop", func() bool { return store.openWatchers() == 0 })
 		})
 	}
 }
@@ -174,7 +176,7 @@ func TestWatchTimeoutSecondsEndsTheStreamCleanly(t *testing.T) {
 	if len(body) != 0 {
 		t.Errorf("got %q, want no events", body)
 	}
-	eventually(t, 5*time.Second, "the store watch to stop", func() bool { return store.openWatchers() == 0 })
+	testsupport.Eventually(t, 5*time.Second, "the store watch to stop", func() bool { return store.openWatchers() == 0 })
 }
 
 // When the client goes away, the handler stops the registry watch and
@@ -187,9 +189,9 @@ func TestWatchHandlerEndsWhenTheClientDisconnects(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("got %d, want 200", resp.StatusCode)
 	}
-	eventually(t, 5*time.Second, "the watch to be open", func() bool { return ts.openWatches.Load() == 1 && store.openWatchers() == 1 })
+	testsupport.Eventually(t, 5*time.Second, "the watch to be open", func() bool { return ts.openWatches.Load() == 1 && store.openWatchers() == 1 })
 	cancel()
-	eventually(t, 5*time.Second, "the handler to return", func() bool { return ts.openWatches.Load() == 0 })
+	testsupport.Eventually(t, 5*time.Second, "the handler to return", func() bool { return ts.openWatches.Load() == 0 })
 	if got := store.stoppedWatches.Load(); got != 1 {
 		t.Errorf("got %d stopped store watches, want 1", got)
 	}

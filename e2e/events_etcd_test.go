@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -15,6 +13,7 @@ import (
 	"minicp/controlplane"
 	"minicp/e2e/framework"
 	"minicp/embedetcd"
+	"minicp/internal/testetcd"
 )
 
 // createEvents writes n events about a pod in default through the API.
@@ -130,24 +129,7 @@ func TestEventKeysLandOnlyInTheEventsEtcd(t *testing.T) {
 // --etcd-servers-overrides=/events#URL, upstream's flag, sends events to an
 // etcd minicp did not start.
 func TestEtcdServersOverridesSendEventsToAnotherCluster(t *testing.T) {
-	ecfg := embedetcd.NewConfig()
-	ecfg.Name = "external-events"
-	ecfg.DataDir = t.TempDir()
-	ecfg.ClientPort, ecfg.PeerPort = 0, 0
-	ecfg.UnsafeNoFsync = true
-	ecfg.TickMs, ecfg.ElectionMs = 10, 100
-	ecfg.Logger = zap.NewNop()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	external, err := embedetcd.Start(ctx, ecfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := external.Close(); err != nil {
-			t.Errorf("stopping the external etcd: %v", err)
-		}
-	})
+	external := testetcd.Start(t, func(c *embedetcd.Config) { c.Name = "external-events" })
 	// Registered after the external etcd's cleanup, so minicp stops first.
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
 		c.Triage.EtcdServersOverrides = []string{"/events#" + external.Endpoints()[0]}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"minicp/internal/testsupport"
 )
 
 // startThree starts a 3-member cluster on free ports with fast elections.
@@ -18,16 +20,10 @@ func startThree(t *testing.T) *Cluster {
 	return startCluster(t, cfg)
 }
 
-// eventually polls cond every 10 ms until it holds or 10 s have passed.
+// eventually polls cond until it holds or 10 s have passed.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testsupport.Eventually(t, 10*time.Second, what, cond)
 }
 
 func TestStatusReportsMembersLeaderTermRevisionsAndSizes(t *testing.T) {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"minicp/internal/testsupport"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -62,16 +64,10 @@ func advance(t *testing.T, a *Agent, clk *clocktesting.FakeClock, total, step ti
 	settle(t, a, clk)
 }
 
-// waitFor polls cond every 5 ms for up to 10 s of real time.
+// waitFor polls cond for up to 10 s of real time.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testsupport.Eventually(t, 10*time.Second, what, cond)
 }
 
 // recorder notes the fake clock's time of each request to the fake

@@ -11,8 +11,8 @@ import (
 )
 
 // Interface is what the apiserver needs from storage. The etcd-backed Store
-// implements it; the watch cache will implement it too, serving GET, LIST and
-// WATCH from memory and delegating writes to the Store.
+// implements it, and so does the watch cache (package watchcache), which
+// serves GET, LIST and WATCH from memory and passes writes to the Store.
 //
 // Every error returned is a *apierrors.StatusError (k8s.io/apimachinery/pkg/api/errors)
 // carrying the upstream code and reason, so the HTTP layer only has to encode it.

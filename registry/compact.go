@@ -22,13 +22,11 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -180,7 +178,7 @@ func (c *Compactor) compactOnce(ctx context.Context) error {
 		return nil // the first round only records where history starts
 	}
 	if _, err := c.client.Compact(ctx, rev); err != nil {
-		if errors.Is(err, rpctypes.ErrCompacted) {
+		if isCompacted(err) {
 			// etcd's own auto-compaction, or an operator, went further.
 			c.log.Debug("etcd already compacted past the revision", "revision", rev)
 			return nil

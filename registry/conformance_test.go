@@ -1,12 +1,11 @@
 package registry_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"minicp/embedetcd"
 	"minicp/internal/storagetest"
+	"minicp/internal/testetcd"
 	"minicp/registry"
 )
 
@@ -14,22 +13,8 @@ import (
 // etcd. watchcache runs the same suite against the cache in front of it.
 func TestStoreConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storagetest.Harness {
-		cfg := embedetcd.NewConfig()
-		cfg.DataDir = t.TempDir()
-		cfg.ClientPort, cfg.PeerPort = 0, 0
-		cfg.UnsafeNoFsync = true
-		cfg.TickMs, cfg.ElectionMs = 10, 100
-		cfg.WatchProgressNotifyInterval = storagetest.BookmarkEvery
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cluster, err := embedetcd.Start(ctx, cfg)
-		if err != nil {
-			t.Fatalf("starting etcd: %v", err)
-		}
-		t.Cleanup(func() {
-			if err := cluster.Close(); err != nil {
-				t.Errorf("closing etcd: %v", err)
-			}
+		cluster := testetcd.Start(t, func(cfg *embedetcd.Config) {
+			cfg.WatchProgressNotifyInterval = storagetest.BookmarkEvery
 		})
 		resources := registry.NewBuiltinTable()
 		store, err := registry.NewStore(cluster.Client(), resources, registry.Options{TooLargeResourceVersionWait: storagetest.TooLargeWait})

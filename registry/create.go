@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -94,7 +93,7 @@ func (s *Store) create(ctx context.Context, res *Resource, obj runtime.Object, o
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, string(data), lease.opts...)).
 		Commit()
-	if errors.Is(err, rpctypes.ErrNoSpace) {
+	if isNoSpace(err) {
 		return nil, noSpaceWrite(err, s.appliedAt(ctx, key, data, 0))
 	}
 	if err != nil {

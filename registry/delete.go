@@ -74,19 +74,11 @@ func (s *Store) deleteKey(ctx context.Context, res *Resource, key string, state 
 // deleteKeyAs is deleteKey returning data, an encoded object, as the
 // deleted state.
 func (s *Store) deleteKeyAs(ctx context.Context, res *Resource, key string, state *storedState, data []byte) (runtime.Object, *storedState, error) {
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
-		Then(clientv3.OpDelete(key)).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return nil, nil, storageError(err)
+	applied, fresh, err := s.compareAndSwap(ctx, res, key, state.rev, clientv3.OpDelete(key))
+	if err != nil || fresh != nil {
+		return nil, fresh, storageError(err)
 	}
-	if !resp.Succeeded {
-		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
-		return nil, fresh, err
-	}
-	out, err := s.decode(res, data, resp.Header.Revision)
+	out, err := s.decode(res, data, applied)
 	return out, nil, err
 }
 
@@ -103,23 +95,15 @@ func (s *Store) markForDeletion(ctx context.Context, res *Resource, key string, 
 	if bytes.Equal(data, state.data) {
 		return state, nil, nil
 	}
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
-		Then(clientv3.OpPut(key, string(data), clientv3.WithIgnoreLease())).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return nil, nil, storageError(err)
+	applied, fresh, err := s.compareAndSwap(ctx, res, key, state.rev, clientv3.OpPut(key, string(data), clientv3.WithIgnoreLease()))
+	if err != nil || fresh != nil {
+		return nil, fresh, storageError(err)
 	}
-	if !resp.Succeeded {
-		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
-		return nil, fresh, err
-	}
-	out, err := s.decode(res, data, resp.Header.Revision)
+	out, err := s.decode(res, data, applied)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &storedState{obj: out, data: data, rev: resp.Header.Revision, lease: state.lease}, nil, nil
+	return &storedState{obj: out, data: data, rev: applied, lease: state.lease}, nil, nil
 }
 
 // deleteDuringUpdate removes the key an update was about to write, with a

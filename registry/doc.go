@@ -23,7 +23,8 @@
 //   - UPDATE: Get at revision R, compute the new object, then Txn
 //     If(ModRevision(key) == R) Then(Put) Else(Get). A lost race loops with
 //     the fresh state; a client that sent resourceVersion R' != R gets 409
-//     Conflict. Identical bytes are not written.
+//     Conflict. Identical bytes are not written. Every update and delete
+//     goes through the one compare-and-swap helper (cas.go).
 //   - DELETE: the same transaction with Delete, after checking the UID and
 //     resourceVersion preconditions against exactly the state deleted. An
 //     object of any kind with metadata.finalizers (or one the propagation

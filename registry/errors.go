@@ -153,3 +153,33 @@ func TooLargeResourceVersion(minimum, current int64) error {
 // revision whose events still are (etcd's compaction revision, or the first
 // event a watch cache still holds).
 func WatchTooOld(rv, oldest int64) *apierrors.StatusError { return watchTooOld(rv, oldest) }
+
+// listError translates a failed range read. A compacted continue token gets
+// upstream's 410 with a fresh token that goes on at the current revision.
+func (s *Store) listError(err error, q *listQuery) error {
+	if !isCompacted(err) || !q.continuing {
+		return storageError(err)
+	}
+	token, encErr := encodeContinue(q.fromKey, q.keyPrefix, -1)
+	if encErr != nil {
+		return apierrors.NewResourceExpired(continueExpiredMsg)
+	}
+	status := apierrors.NewResourceExpired(inconsistentContinueMsg)
+	status.ErrStatus.ListMeta.Continue = token
+	return status
+}
+
+// The etcd errors the Store reacts to before (or instead of) translating
+// them: every look at an etcd error's identity is here.
+
+// isCompacted: the revision asked for is older than etcd's history.
+func isCompacted(err error) bool { return errors.Is(err, rpctypes.ErrCompacted) }
+
+// isFutureRevision: the revision asked for is newer than etcd's.
+func isFutureRevision(err error) bool { return errors.Is(err, rpctypes.ErrFutureRev) }
+
+// isNoSpace: etcd is out of quota (the NOSPACE alarm) and refuses writes.
+func isNoSpace(err error) bool { return errors.Is(err, rpctypes.ErrNoSpace) }
+
+// isLeaseNotFound: a write or KeepAlive named a lease etcd no longer has.
+func isLeaseNotFound(err error) bool { return errors.Is(err, rpctypes.ErrLeaseNotFound) }

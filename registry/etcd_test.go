@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"minicp/embedetcd"
+	"minicp/internal/testetcd"
 )
 
 // startEtcd runs a single-member etcd (the same embedded member minicp
@@ -19,26 +20,7 @@ import (
 // client. Both stop when the test ends.
 func startEtcd(t *testing.T, configure ...func(*embedetcd.Config)) *clientv3.Client {
 	t.Helper()
-	cfg := embedetcd.NewConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.ClientPort, cfg.PeerPort = 0, 0
-	cfg.UnsafeNoFsync = true
-	cfg.TickMs, cfg.ElectionMs = 10, 100
-	for _, f := range configure {
-		f(&cfg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cluster, err := embedetcd.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Close(); err != nil {
-			t.Logf("closing etcd: %v", err)
-		}
-	})
-	return cluster.Client()
+	return testetcd.Start(t, configure...).Client()
 }
 
 // testResources is the table the package's tests serve.

@@ -21,11 +21,9 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -106,7 +104,7 @@ func (k *keyLeases) keepAlive(ctx context.Context, b leaseBinding) error {
 		return nil
 	}
 	_, err := k.client.KeepAliveOnce(ctx, b.keepAlive)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+	if isLeaseNotFound(err) {
 		k.forget(b.keepAlive)
 	}
 	return err
@@ -126,7 +124,3 @@ func (k *keyLeases) forget(id clientv3.LeaseID) {
 	defer k.mu.Unlock()
 	delete(k.granted, id)
 }
-
-// isLeaseNotFound reports whether a write failed because the lease it
-// named is gone.
-func isLeaseNotFound(err error) bool { return errors.Is(err, rpctypes.ErrLeaseNotFound) }

@@ -1,10 +1,8 @@
 package registry
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +10,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"minicp/internal/testsupport"
 )
 
 // nodeLeaseTTL binds leases in kube-node-lease to etcd leases of their
@@ -190,7 +190,7 @@ func TestAnExpiredKeyIsDeletedAndTheNextWriteRecreatesItOnANewLease(t *testing.T
 // KeepAlive that follows and writes again on a fresh lease, so a
 // successful update always leaves the key stored on a live lease.
 func TestAnUpdateRacingTheExpiryOfItsLeaseLeavesTheKeyOnALiveLease(t *testing.T) {
-	var logs syncBuffer
+	var logs testsupport.SyncBuffer
 	s, client := newTestStore(t, Options{KeyTTL: nodeLeaseTTL, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	createNamespace(t, s, "kube-node-lease")
 	key := "/registry/leases/kube-node-lease/node-a"
@@ -231,22 +231,4 @@ func TestAnUpdateRacingTheExpiryOfItsLeaseLeavesTheKeyOnALiveLease(t *testing.T)
 	if n := strings.Count(logs.String(), "expired as it was written"); n == 0 {
 		t.Errorf("none of the %d writes raced the expiry of its lease; the race path went untested", rounds)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -2,10 +2,8 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -173,7 +171,7 @@ func (s *Store) readPage(ctx context.Context, q *listQuery, size int64) (*client
 		return resp.Header.Revision, nil
 	}
 	err := s.readNotOlderThan(ctx, q.minRev, read)
-	if errors.Is(err, rpctypes.ErrFutureRev) {
+	if isFutureRevision(err) {
 		// Asked to read at a revision etcd has not reached: wait for it.
 		current := func(ctx context.Context) (int64, error) { return s.currentRevisionOf(ctx, q.res) }
 		if err = s.readNotOlderThan(ctx, q.atRev, current); err == nil {
@@ -184,21 +182,6 @@ func (s *Store) readPage(ctx context.Context, q *listQuery, size int64) (*client
 		return nil, s.listError(err, q)
 	}
 	return resp, nil
-}
-
-// listError translates a failed range read. A compacted continue token gets
-// upstream's 410 with a fresh token that goes on at the current revision.
-func (s *Store) listError(err error, q *listQuery) error {
-	if !errors.Is(err, rpctypes.ErrCompacted) || !q.continuing {
-		return storageError(err)
-	}
-	token, encErr := encodeContinue(q.fromKey, q.keyPrefix, -1)
-	if encErr != nil {
-		return apierrors.NewResourceExpired(continueExpiredMsg)
-	}
-	status := apierrors.NewResourceExpired(inconsistentContinueMsg)
-	status.ErrStatus.ListMeta.Continue = token
-	return status
 }
 
 // currentRevision asks the main etcd cluster (with a quorum read of one

@@ -103,3 +103,7 @@ func StampObject(obj runtime.Object, rev int64) error { return stampObject(obj, 
 
 // StampList sets a list's resourceVersion to the revision it was read at.
 func StampList(list runtime.Object, rev int64) error { return stampList(list, rev) }
+
+// FormatResourceVersion is the resourceVersion of revision rev, for a
+// request to the registry (the watch cache's own list and watch).
+func FormatResourceVersion(rev int64) string { return revisionToResourceVersion(rev) }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // predicate decides whether an object belongs to a LIST or WATCH.
@@ -54,6 +55,37 @@ func (p *predicate) matches(obj runtime.Object) bool {
 	return p.label.Matches(labels.Set(m.GetLabels())) && p.field.Matches(selectableFields(p.res, obj))
 }
 
+// selectChange decides what a watcher selecting with p sees of one change,
+// judging the selectors on the old and the new state, as upstream: typ is
+// the change (Added, Modified or Deleted), obj its object (for Deleted,
+// the last state), prev the state before a modification (nil: unknown,
+// treated as not matching; unused for Added and Deleted). It returns the
+// event type to send: an object that stops matching is DELETED for the
+// watcher, and the caller sends prev (stamped with the change's revision);
+// one that starts matching is ADDED. ok is false when the watcher sees
+// nothing of the change.
+//
+// The Store's watch (watch.go) and the watch cache both select with it.
+func (p *predicate) selectChange(typ watch.EventType, obj, prev runtime.Object) (_ watch.EventType, ok bool) {
+	if !p.strict {
+		return typ, true
+	}
+	matchesNew := p.matches(obj)
+	if typ != watch.Modified {
+		return typ, matchesNew
+	}
+	matchesOld := prev != nil && p.matches(prev)
+	switch {
+	case matchesNew && matchesOld:
+		return watch.Modified, true
+	case matchesNew:
+		return watch.Added, true
+	case matchesOld:
+		return watch.Deleted, true
+	}
+	return "", false
+}
+
 // selectableFields returns the fields a field selector may name for obj,
 // with obj's values: metadata.name, metadata.namespace for namespaced
 // resources, and the resource's own SelectableFields.
@@ -85,6 +117,13 @@ func NewPredicate(res *Resource, label labels.Selector, field fields.Selector) (
 
 // Matches reports whether obj is selected.
 func (p Predicate) Matches(obj runtime.Object) bool { return p.p.matches(obj) }
+
+// SelectChange decides what a watcher selecting with p sees of a change
+// from prev to obj (see selectChange): the type of event to send, with
+// obj, or with prev when the type is Deleted for a Modified change.
+func (p Predicate) SelectChange(typ watch.EventType, obj, prev runtime.Object) (watch.EventType, bool) {
+	return p.p.selectChange(typ, obj, prev)
+}
 
 // Empty reports whether every object is selected.
 func (p Predicate) Empty() bool { return p.p.empty() }

@@ -3,11 +3,9 @@ package registry
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -157,24 +155,16 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		return nil, false, nil, err
 	}
 	leaseLost := s.renewLease(ctx, key, lease)
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
-		Then(clientv3.OpPut(key, string(data), lease.opts...)).
-		Else(clientv3.OpGet(key)).
-		Commit()
+	applied, fresh, err := s.compareAndSwap(ctx, res, key, state.rev, clientv3.OpPut(key, string(data), lease.opts...))
 	lost := leaseLost()
 	refused := isLeaseNotFound(err) // the lease was revoked before the write
-	if errors.Is(err, rpctypes.ErrNoSpace) {
+	if isNoSpace(err) {
 		return nil, false, nil, noSpaceWrite(err, s.appliedAt(ctx, key, data, state.rev))
 	}
 	if err != nil && !refused {
 		return nil, false, nil, storageError(err)
 	}
-	if !refused && !resp.Succeeded {
-		fresh, err := s.stateFrom(res, resp.Responses[0].GetResponseRange().Kvs)
-		if err != nil {
-			return nil, false, nil, err
-		}
+	if !refused && fresh != nil {
 		return nil, false, fresh, nil
 	}
 	if lost || refused {
@@ -187,7 +177,7 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		}
 		return nil, false, fresh, nil
 	}
-	out, err = s.decode(res, data, resp.Header.Revision)
+	out, err = s.decode(res, data, applied)
 	return out, creating, nil, err
 }
 

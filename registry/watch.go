@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -179,37 +180,40 @@ func (w *etcdWatch) transform(e *clientv3.Event) (watch.Event, bool, error) {
 		}
 		// The last state, stamped with the revision of its deletion.
 		old, err := w.store.decode(w.res, e.PrevKv.Value, rev)
-		if err != nil || !w.pred.matches(old) {
+		if err != nil {
 			return watch.Event{}, false, err
 		}
-		return watch.Event{Type: watch.Deleted, Object: old}, true, nil
+		_, ok := w.pred.selectChange(watch.Deleted, old, nil)
+		return watch.Event{Type: watch.Deleted, Object: old}, ok, nil
 	}
 	cur, err := w.store.decode(w.res, e.Kv.Value, rev)
 	if err != nil {
 		return watch.Event{}, false, err
 	}
+	typ := watch.Modified
 	if e.IsCreate() {
-		return watch.Event{Type: watch.Added, Object: cur}, w.pred.matches(cur), nil
+		typ = watch.Added
 	}
-	if w.pred.empty() {
-		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
+	// The previous state is decoded only when a selector must judge it,
+	// stamped with this change's revision: a watcher for which the object
+	// stops matching gets it as DELETED.
+	var old runtime.Object
+	if typ == watch.Modified && !w.pred.empty() {
+		if e.PrevKv == nil {
+			return watch.Event{}, false, apierrors.NewInternalError(fmt.Errorf("etcd event received with PrevKv=nil (key=%q)", e.Kv.Key))
+		}
+		if old, err = w.store.decode(w.res, e.PrevKv.Value, rev); err != nil {
+			return watch.Event{}, false, err
+		}
 	}
-	if e.PrevKv == nil {
-		return watch.Event{}, false, apierrors.NewInternalError(fmt.Errorf("etcd event received with PrevKv=nil (key=%q)", e.Kv.Key))
-	}
-	old, err := w.store.decode(w.res, e.PrevKv.Value, rev)
-	if err != nil {
-		return watch.Event{}, false, err
-	}
-	switch curOK, oldOK := w.pred.matches(cur), w.pred.matches(old); {
-	case curOK && oldOK:
-		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
-	case curOK:
-		return watch.Event{Type: watch.Added, Object: cur}, true, nil
-	case oldOK:
+	switch seen, ok := w.pred.selectChange(typ, cur, old); {
+	case !ok:
+		return watch.Event{}, false, nil
+	case seen == watch.Deleted:
 		return watch.Event{Type: watch.Deleted, Object: old}, true, nil
+	default:
+		return watch.Event{Type: seen, Object: cur}, true, nil
 	}
-	return watch.Event{}, false, nil
 }
 
 // send delivers ev unless the watch is stopped first; false means stop.

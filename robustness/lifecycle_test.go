@@ -3,53 +3,34 @@
 package robustness
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"minicp/internal/testsupport"
 )
 
 // run is one minicp process started by a lifecycle test, on free ports.
 type run struct {
 	cmd *exec.Cmd
-	out *syncBuffer // stdout and stderr together
+	out *testsupport.SyncBuffer // stdout and stderr together
 	// exited is closed by the waiting goroutine once cmd has returned;
 	// err is set before that.
 	exited chan struct{}
 	err    error
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startRun starts minicp on dataDir with free ports and the given flags.
 func startRun(t *testing.T, dataDir string, flags ...string) *run {
 	t.Helper()
 	args := append([]string{"--data-dir=" + dataDir, "--port=0", "--etcd-client-port=0", "--etcd-peer-port=0"}, flags...)
-	r := &run{cmd: exec.Command(minicpBinary, args...), out: &syncBuffer{}, exited: make(chan struct{})}
+	r := &run{cmd: exec.Command(minicpBinary, args...), out: &testsupport.SyncBuffer{}, exited: make(chan struct{})}
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {

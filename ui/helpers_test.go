@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"minicp/embedetcd"
+	"minicp/internal/testetcd"
 	"minicp/lease"
 	"minicp/registry"
 	"minicp/watchcache"
@@ -41,20 +42,8 @@ func startStack(t testing.TB, configure ...func(*Config)) *stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	ecfg := embedetcd.NewConfig()
-	ecfg.DataDir = t.TempDir()
-	ecfg.ClientPort, ecfg.PeerPort = 0, 0
-	ecfg.UnsafeNoFsync = true
-	ecfg.TickMs, ecfg.ElectionMs = 10, 100
-	cluster, err := embedetcd.Start(ctx, ecfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Close(); err != nil {
-			t.Errorf("closing etcd: %v", err)
-		}
-	})
+	var ecfg embedetcd.Config // as started, for the views' Config
+	cluster := testetcd.Start(t, func(c *embedetcd.Config) { ecfg = *c })
 	store, err := registry.NewStore(cluster.Client(), testResources, registry.Options{KeyTTL: nodeLeaseTTL})
 	if err != nil {
 		t.Fatal(err)

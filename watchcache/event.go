@@ -44,20 +44,14 @@ func (e *event) forWatcher(pred registry.Predicate) (watch.Event, bool) {
 	if pred.Empty() {
 		return watch.Event{Type: e.typ, Object: e.object}, true
 	}
-	matchesNew := pred.Matches(e.object.obj)
-	if e.typ != watch.Modified {
-		return watch.Event{Type: e.typ, Object: e.object}, matchesNew
-	}
-	matchesOld := e.prev != nil && pred.Matches(e.prev)
-	switch {
-	case matchesNew && matchesOld:
-		return watch.Event{Type: watch.Modified, Object: e.object}, true
-	case matchesNew:
-		return watch.Event{Type: watch.Added, Object: e.object}, true
-	case matchesOld:
+	switch typ, ok := pred.SelectChange(e.typ, e.object.obj, e.prev); {
+	case !ok:
+		return watch.Event{}, false
+	case typ == watch.Deleted && e.typ == watch.Modified:
 		return watch.Event{Type: watch.Deleted, Object: e.deletedForWatcher()}, true
+	default:
+		return watch.Event{Type: typ, Object: e.object}, true
 	}
-	return watch.Event{}, false
 }
 
 // deletedForWatcher is the object of the DELETED event a watcher gets when

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"minicp/embedetcd"
 	"minicp/internal/storagetest"
+	"minicp/internal/testetcd"
 	"minicp/registry"
 )
 
@@ -30,22 +30,9 @@ type harness struct {
 // the cache's first lists. Everything stops with the test.
 func startCache(t testing.TB, configure ...func(*Config)) *harness {
 	t.Helper()
-	ecfg := embedetcd.NewConfig()
-	ecfg.DataDir = t.TempDir()
-	ecfg.ClientPort, ecfg.PeerPort = 0, 0
-	ecfg.UnsafeNoFsync = true
-	ecfg.TickMs, ecfg.ElectionMs = 10, 100
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	cluster, err := embedetcd.Start(ctx, ecfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Close(); err != nil {
-			t.Errorf("closing etcd: %v", err)
-		}
-	})
+	cluster := testetcd.Start(t)
 	store, err := registry.NewStore(cluster.Client(), testResources, registry.Options{TooLargeResourceVersionWait: storagetest.TooLargeWait})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,7 +63,7 @@ func (c *resourceCache) listAndWatch(ctx context.Context) error {
 	feedCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := c.store.Watch(c.feedContext(feedCtx), c.res, "", registry.ListOptions{
-		ResourceVersion:     registryRV(rev),
+		ResourceVersion:     registry.FormatResourceVersion(rev),
 		AllowWatchBookmarks: true,
 	})
 	if err != nil {
@@ -286,6 +285,3 @@ func (c *resourceCache) sendBookmarks() {
 		w.nextBookmark = w.bookmarkAfter(now, c.cfg.BookmarkFrequency)
 	})
 }
-
-// registryRV formats a revision for registry.ListOptions.
-func registryRV(rev int64) string { return strconv.FormatInt(rev, 10) }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 
 	"minicp/controlplane"
 	"minicp/e2e/framework"
+	"minicp/internal/testsupport"
 )
 
 // M6: with the watch cache off, compacting etcd while the
@@ -26,29 +25,11 @@ func TestRelistWithCompactionAndNoCacheRelistsEveryInformer(t *testing.T) {
 	wantLines(t, out, "compacted etcd to revision", "410 Gone x1, relisted with 1 watch-list", "2 of 2 informers relisted", "2 watch-list")
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestInformerPrintsRequestsChangesAndItsStore(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var out syncBuffer
+	var out testsupport.SyncBuffer
 	done := make(chan error, 1) // written once by the informer goroutine
 	go func() { done <- run(ctx, []string{"informer", "--kubeconfig", s.Kubeconfig}, &out) }()
 	framework.Eventually(t, 10*time.Second, "the informer to sync", func() bool { return strings.Contains(out.String(), "synced: ") })

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"minicp/controlplane"
+	"minicp/internal/testsupport"
 )
 
 // Options adjust the stack a test starts. The zero value is a single embedded
@@ -118,16 +119,10 @@ func Context(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// Eventually polls cond every 20 ms until it returns true or the deadline
-// passes, then fails the test with msg. It is how e2e tests wait: for a
-// condition, never for a fixed time.
+// Eventually polls cond until it returns true or timeout passes, then
+// fails the test with msg. It is how e2e tests wait: for a condition,
+// never for a fixed time.
 func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, msg)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testsupport.Eventually(t, timeout, msg, cond)
 }

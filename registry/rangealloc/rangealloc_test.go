@@ -8,14 +8,13 @@ import (
 	"net"
 	"sync"
 	"testing"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
-	"minicp/embedetcd"
+	"minicp/internal/testetcd"
 )
 
 func TestBitmapAllocatesEveryOffsetOnceThenIsFull(t *testing.T) {
@@ -103,19 +102,7 @@ func TestParsePortRange(t *testing.T) {
 
 func startEtcd(t *testing.T) *clientv3.Client {
 	t.Helper()
-	cfg := embedetcd.NewConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.ClientPort, cfg.PeerPort = 0, 0
-	cfg.UnsafeNoFsync = true
-	cfg.TickMs, cfg.ElectionMs = 10, 100
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cluster, err := embedetcd.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(func() { _ = cluster.Close() })
-	return cluster.Client()
+	return testetcd.Start(t).Client()
 }
 
 func protobufCodec(t *testing.T) runtime.Codec {
