@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
 
 	"minicp/controlplane"
 	"minicp/e2e/framework"
@@ -279,5 +285,66 @@ func TestKubectlDeleteCascadeAndWait(t *testing.T) {
 	kubectl(t, s, "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	if !gone(ctx, cs, "held") {
 		t.Fatal("held object still there after its finalizer was removed")
+	}
+}
+
+// The collector's view: a metadata informer (what it runs over every
+// resource) syncs against minicp through watch-list with
+// as=PartialObjectMetadata and sees objects come and go; and the stack's
+// /metrics counts the collector's work.
+func TestMetadataInformersAndTheCollectorsMetrics(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	ctx := framework.Context(t, time.Minute)
+	md, err := metadata.NewForConfig(s.RESTConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory := metadatainformer.NewSharedInformerFactory(md, 0)
+	informer := factory.ForResource(configMapsGVR).Informer()
+	var mu sync.Mutex
+	seen := map[string]string{}
+	record := func(what string) func(any) {
+		return func(obj any) {
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				mu.Lock()
+				seen[m.Name] = what
+				mu.Unlock()
+			}
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: record("added"), DeleteFunc: record("deleted")}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	defer factory.Shutdown() // after stop is closed (defers run last-in, first-out)
+	defer close(stop)
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("metadata informer never synced")
+	}
+	saw := func(name, what string) func() bool {
+		return func() bool { mu.Lock(); defer mu.Unlock(); return seen[name] == what }
+	}
+
+	owner := createHeld(t, ctx, s.Clientset, "owner")
+	dep := createOwned(t, ctx, s.Clientset, owner, 1, false)[0]
+	framework.Eventually(t, 10*time.Second, "the metadata informer to see the dependent", saw(dep.Name, "added"))
+	deleteWith(t, ctx, s.Clientset, "owner", metav1.DeletePropagationBackground)
+	framework.Eventually(t, 20*time.Second, "the metadata informer to see the dependent collected", saw(dep.Name, "deleted"))
+
+	resp, err := http.Get(s.ControlPlane.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`garbagecollector_controller_dependent_deletions_total{propagation_policy="Background"} 1`,
+		"garbagecollector_controller_resources_sync_error_total 0",
+		"garbagecollector_controller_owner_lookups_total",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }
