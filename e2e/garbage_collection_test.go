@@ -83,7 +83,19 @@ func TestAFinalizerKeepsAnObjectUntilItIsRemoved(t *testing.T) {
 	}
 	defer w.Stop()
 
-	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+	wrongUID := types.UID("another-object")
+	err = cs.CoreV1().ConfigMaps("default").Delete(ctx, "held", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrongUID}})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("DELETE with another UID as precondition: got %v, want 409 Conflict", err)
+	}
+	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "held", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "held", metav1.GetOptions{}); err != nil || cur.DeletionTimestamp != nil {
+		t.Fatalf("after a dry-run DELETE: %v %v, want the object unmarked", cur, err)
+	}
+	rv := cm.ResourceVersion
+	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "held", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}); err != nil {
 		t.Fatal(err)
 	}
 	md, err := metadata.NewForConfig(s.RESTConfig)

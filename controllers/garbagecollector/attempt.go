@@ -82,7 +82,7 @@ func (c *Controller) checkOwners(ctx context.Context, n *node) error {
 // owner reads the owner ref names, in namespace when its kind is
 // namespaced, with a GET without resourceVersion (a quorum read).
 func (c *Controller) owner(ctx context.Context, namespace string, ref metav1.OwnerReference) (ownerState, error) {
-	info, ok := c.resources.lookup(ref.APIVersion, ref.Kind)
+	info, ok := c.resources.Load().lookup(ref.APIVersion, ref.Kind)
 	if !ok {
 		return 0, fmt.Errorf("owner kind %s %s is not served: cannot tell whether %s exists", ref.APIVersion, ref.Kind, ref.Name)
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,9 @@ type Config struct {
 	// the workers start anyway (default 30s); resources not synced by then
 	// count in garbagecollector_controller_resources_sync_error_total.
 	SyncTimeout time.Duration
+	// ResyncPeriod is how often discovery is read again, to watch the
+	// resources served since (default 30s, as upstream).
+	ResyncPeriod time.Duration
 	// Metrics is the stack's registry; nil registers nothing.
 	Metrics prometheus.Registerer
 	Logger  *slog.Logger
@@ -51,9 +55,9 @@ type Controller struct {
 	metrics   *metrics
 	log       *slog.Logger
 
-	// resources is set once by Run before any worker starts, and only
-	// read afterwards.
-	resources *resources
+	// resources is the last discovery's answer, replaced by Run's
+	// goroutine at every resync and read by the workers.
+	resources atomic.Pointer[resources]
 
 	// queue holds the UIDs to look at; the informers' handlers add to it,
 	// workers take from it. Run shuts it down on its way out.
@@ -67,6 +71,9 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
+	}
+	if cfg.ResyncPeriod <= 0 {
+		cfg.ResyncPeriod = 30 * time.Second
 	}
 	if cfg.SyncTimeout <= 0 {
 		cfg.SyncTimeout = 30 * time.Second
@@ -103,25 +110,12 @@ func (c *Controller) Run(ctx context.Context) {
 	// stays open and idle, and would hold up the apiserver's shutdown.
 	defer c.http.CloseIdleConnections()
 	defer c.queue.ShutDown()
-	res, err := discover(c.discovery)
-	if err != nil {
-		c.metrics.syncErrors.Inc()
-		c.log.Warn("garbage collector: discovery incomplete", "err", err)
-	}
-	if res == nil {
+	factory := metadatainformer.NewSharedInformerFactory(c.metadata, 0)
+	defer factory.Shutdown() // after ctx has ended: the informers' goroutines end with it
+	monitored := map[schema.GroupVersionResource]bool{}
+	if !c.syncResources(ctx, factory, monitored) {
 		return
 	}
-	c.resources = res
-	factory := metadatainformer.NewSharedInformerFactory(c.metadata, 0)
-	for _, gvr := range res.watched {
-		if _, err := factory.ForResource(gvr).Informer().AddEventHandler(c.handlers(gvr)); err != nil {
-			c.metrics.syncErrors.Inc()
-			c.log.Warn("garbage collector: cannot watch", "resource", gvr.String(), "err", err)
-		}
-	}
-	c.metrics.monitoredTotal.Set(float64(len(res.watched)))
-	factory.Start(ctx.Done()) // the informers' goroutines end with ctx
-	defer factory.Shutdown()
 	c.waitForSync(ctx, factory)
 
 	var wg sync.WaitGroup
@@ -134,9 +128,54 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 		}()
 	}
-	<-ctx.Done()
+	// Resources served later (custom resources) are watched from the next
+	// discovery on, as upstream re-syncs its monitors.
+	tick := time.NewTicker(c.cfg.ResyncPeriod)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-tick.C:
+			c.syncResources(ctx, factory, monitored)
+		}
+	}
 	c.queue.ShutDown()
 	wg.Wait()
+}
+
+// syncResources discovers the served resources and starts an informer for
+// each deletable one not yet monitored (recorded in monitored, which only
+// Run's goroutine touches). It reports false when nothing could be
+// discovered at all.
+func (c *Controller) syncResources(ctx context.Context, factory metadatainformer.SharedInformerFactory, monitored map[schema.GroupVersionResource]bool) bool {
+	res, err := discover(c.discovery)
+	if err != nil {
+		c.metrics.syncErrors.Inc()
+		c.log.Warn("garbage collector: discovery incomplete", "err", err)
+	}
+	if res == nil {
+		return false
+	}
+	c.resources.Store(res)
+	added := 0
+	for _, gvr := range res.watched {
+		if monitored[gvr] {
+			continue
+		}
+		if _, err := factory.ForResource(gvr).Informer().AddEventHandler(c.handlers(gvr)); err != nil {
+			c.metrics.syncErrors.Inc()
+			c.log.Warn("garbage collector: cannot watch", "resource", gvr.String(), "err", err)
+			continue
+		}
+		monitored[gvr] = true
+		added++
+	}
+	if added > 0 {
+		c.metrics.monitoredTotal.Set(float64(len(monitored)))
+		factory.Start(ctx.Done()) // starts only the informers not yet started
+	}
+	return true
 }
 
 // waitForSync waits for every informer's first list, at most
@@ -151,7 +190,7 @@ func (c *Controller) waitForSync(ctx context.Context, factory metadatainformer.S
 			c.log.Warn("garbage collector: resource not synced", "resource", gvr.String())
 		}
 	}
-	c.log.Info("garbage collector: graph built", "resources", len(c.resources.watched), "objects", c.graph.size())
+	c.log.Info("garbage collector: graph built", "resources", len(c.resources.Load().watched), "objects", c.graph.size())
 }
 
 // handlers feed the graph with one resource's events.

@@ -42,8 +42,10 @@
 //     after they have stopped; its HTTP client's idle connections are
 //     closed on the way out.
 //
-// Where minicp differs from upstream: the resources are discovered once,
-// when Run starts (upstream re-discovers every 30 s for CRDs); there are no
+// Discovery is read again every ResyncPeriod (30 s, as upstream), so that
+// resources served later (custom resources) are watched too.
+//
+// Where minicp differs from upstream: there are no
 // virtual nodes for owners never seen (a quorum read answers instead); and
 // the metrics besides garbagecollector_controller_resources_sync_error_total
 // are minicp's own, to count what a cascade costs.
