@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"minicp/internal/testsupport"
 	"minicp/registry"
 )
 
@@ -53,23 +54,31 @@ type testCase struct {
 }
 
 // Run runs every conformance test against storages from newHarness, each
-// test on a fresh one.
+// test on a fresh one, then the per-kind test over every resource of the
+// storage's table (kinds.go) on one more.
 func Run(t *testing.T, newHarness Factory) {
+	defer t.Run("EveryKindOfTheTableIsStoredAtItsKeyAndWatched", func(t *testing.T) {
+		runEveryKind(t, newSuite(t, newHarness))
+	})
 	for _, tc := range append(getListCases, watchCases...) {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &suite{t: t, Harness: newHarness(t)}
-			s.pods = s.resource(corev1.SchemeGroupVersion.WithResource("pods"))
-			s.configmaps = s.resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
-			s.namespaces = s.resource(corev1.SchemeGroupVersion.WithResource("namespaces"))
-			s.ctx = context.Background()
-			ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
-			t.Cleanup(cancel)
-			s.ctx = ctx
-			s.createNamespace(ns)
-			s.createNamespace(ns2)
-			tc.run(t, s)
+			tc.run(t, newSuite(t, newHarness))
 		})
 	}
+}
+
+// newSuite starts a storage for one test, with the suite's namespaces.
+func newSuite(t *testing.T, newHarness Factory) *suite {
+	s := &suite{t: t, Harness: newHarness(t)}
+	s.pods = s.resource(corev1.SchemeGroupVersion.WithResource("pods"))
+	s.configmaps = s.resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	s.namespaces = s.resource(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	s.ctx = ctx
+	s.createNamespace(ns)
+	s.createNamespace(ns2)
+	return s
 }
 
 // The suite's namespaces: the second is a prefix trap for the first.
@@ -236,16 +245,10 @@ func (s *suite) expectClosed(w watch.Interface) {
 	}
 }
 
-// eventually polls cond every 10 ms for up to 10 s.
+// eventually polls cond for up to eventTimeout.
 func (s *suite) eventually(what string, cond func() bool) {
 	s.t.Helper()
-	deadline := time.Now().Add(eventTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testsupport.Eventually(s.t, eventTimeout, what, cond)
 }
 
 func rv(t *testing.T, s string) int64 {
