@@ -94,16 +94,16 @@ func NewBuiltinTable() *Table {
 // podSelectableFields are upstream's pod fields for field selectors.
 func podSelectableFields(obj runtime.Object) fields.Set {
 	pod := obj.(*corev1.Pod)
-	return fields.Set{
-		"spec.nodeName":            pod.Spec.NodeName,
-		"spec.restartPolicy":       string(pod.Spec.RestartPolicy),
-		"spec.schedulerName":       pod.Spec.SchedulerName,
-		"spec.serviceAccountName":  pod.Spec.ServiceAccountName,
-		"spec.hostNetwork":         strconv.FormatBool(pod.Spec.HostNetwork),
-		"status.phase":             string(pod.Status.Phase),
-		"status.podIP":             pod.Status.PodIP,
-		"status.nominatedNodeName": pod.Status.NominatedNodeName,
-	}
+	set := make(fields.Set, 8+metadataFields) // one allocation, metadata fields included
+	set["spec.nodeName"] = pod.Spec.NodeName
+	set["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
+	set["spec.schedulerName"] = pod.Spec.SchedulerName
+	set["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	set["spec.hostNetwork"] = strconv.FormatBool(pod.Spec.HostNetwork)
+	set["status.phase"] = string(pod.Status.Phase)
+	set["status.podIP"] = pod.Status.PodIP
+	set["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+	return set
 }
 
 // eventSelectableFields are upstream's event fields for field selectors.
