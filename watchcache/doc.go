@@ -13,6 +13,17 @@
 // go straight to the Store (never through the cache), and the cache learns
 // about them from its etcd watch, like any other watcher.
 //
+// What the cache knows about a resource comes from its descriptor in the
+// table New is given (registry.Resource): its window (WatchCacheSize,
+// unless --watch-cache-sizes names it) and its indexes (Indexes). An index
+// on a field makes a LIST or WATCH whose field selector requires one value
+// of it read only the objects with that value, and wakes only the watchers
+// that asked for it: the pods' index on spec.nodeName serves each kubelet
+// its own pods. Selectors judge a change on its old and new states
+// (registry.Predicate.SelectChange), exactly as the Store's watch does. The
+// cache's metrics go to its stack's registry (Config.Metrics), and
+// /debug/watchcache reads the same series.
+//
 // # What each request gets
 //
 //   - LIST resourceVersion="" (a consistent read): the cache asks etcd for
