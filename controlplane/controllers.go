@@ -28,6 +28,8 @@ func (cp *ControlPlane) startGarbageCollector() error {
 		REST:    &rest.Config{Host: cp.api.URL(), QPS: -1},
 		Metrics: cp.metrics,
 		Logger:  cp.logger.With("component", "garbage-collector"),
+		// Upstream's collector reports as "garbage-collector-controller".
+		Recorder: cp.recorder("garbage-collector-controller"),
 	})
 	if err != nil {
 		return err

@@ -40,9 +40,10 @@ type ControlPlane struct {
 	compactor  *registry.Compactor // the apiserver's etcd compactor (compaction.go)
 	cache      *watchcache.Cache   // in front of store (watchcache.go)
 	api        *apiserver.Server
-	nodes      *nodes  // simulated nodes and the node lifecycle controller (nodes.go)
-	triage     *triage // events etcd, faults, namespace controller, object counts (triage.go)
-	gc         *gcLoop // the garbage collector, nil when disabled (controllers.go)
+	nodes      *nodes     // simulated nodes and the node lifecycle controller (nodes.go)
+	triage     *triage    // events etcd, faults, namespace controller, object counts (triage.go)
+	events     *eventSink // the controllers' event broadcaster (events.go)
+	gc         *gcLoop    // the garbage collector, nil when disabled (controllers.go)
 
 	kubeconfig string
 	lock       *dataDirLock // the data directory's lock, held until Close (lock.go)
@@ -118,6 +119,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	cp.triage.registerAPI(cp.api, cp.etcd)
 	cp.registerUI()
 	if err := cp.api.Start(); err != nil {
+		return nil, err
+	}
+	if err := cp.startEvents(ctx); err != nil {
 		return nil, err
 	}
 	if err := cp.startTriageLoops(); err != nil {
@@ -239,6 +243,7 @@ func (cp *ControlPlane) Close() error {
 		cp.stopNodes()
 		cp.stopGarbageCollector()
 		cp.stopTriageLoops()
+		cp.stopEvents()
 		if cp.api != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			errs = append(errs, cp.api.Shutdown(ctx))

@@ -10,7 +10,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/events"
 
 	"minicp/lease"
 	"minicp/registry"
@@ -102,12 +101,6 @@ type nodes struct {
 	controller *lease.Controller // nil when not running
 	agent      *lease.Agent      // nil when no simulated nodes
 	closeIdle  func()            // closes the shared client's idle connections
-	// events is client-go's broadcaster both record their events through:
-	// events.k8s.io/v1 when the apiserver serves it, else core/v1. Its
-	// writing goroutine runs from startNodes until stopNodes shuts it down.
-	events events.EventBroadcasterAdapter
-	// stopEvents is closed by stopNodes, for the broadcaster's sink.
-	stopEvents chan struct{}
 }
 
 // startNodes starts, once the apiserver serves, the node lifecycle
@@ -123,14 +116,11 @@ func (cp *ControlPlane) startNodes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cp.nodes = &nodes{closeIdle: closeIdle, stopEvents: make(chan struct{})}
-	// Not ctx: it bounds only the start-up, and the broadcaster runs until stopNodes.
-	cp.nodes.events = events.NewEventBroadcasterAdapterWithContext(context.WithoutCancel(ctx), cs)
-	cp.nodes.events.StartRecordingToSink(cp.nodes.stopEvents)
+	cp.nodes = &nodes{closeIdle: closeIdle}
 	if cfg.LifecycleController {
 		ccfg := cfg.Controller
 		ccfg.Logger = cp.logger.With("component", "node-lifecycle-controller")
-		ccfg.Recorder = cp.nodes.events.NewRecorder(lease.ControllerComponent)
+		ccfg.Recorder = cp.recorder(lease.ControllerComponent)
 		if cp.nodes.controller, err = lease.NewController(ccfg, cs); err != nil {
 			return err
 		}
@@ -142,7 +132,7 @@ func (cp *ControlPlane) startNodes(ctx context.Context) error {
 		acfg := cfg.Agent
 		acfg.Nodes = cfg.Simulated
 		acfg.Logger = cp.logger.With("component", "simulated-nodes")
-		acfg.Recorder = cp.nodes.events.NewRecorder(lease.KubeletComponent)
+		acfg.Recorder = cp.recorder(lease.KubeletComponent)
 		if cp.nodes.agent, err = lease.NewAgent(acfg, cs); err != nil {
 			return err
 		}
@@ -166,10 +156,6 @@ func (cp *ControlPlane) stopNodes() {
 	}
 	if cp.nodes.controller != nil {
 		cp.nodes.controller.Stop()
-	}
-	if cp.nodes.events != nil {
-		close(cp.nodes.stopEvents)
-		cp.nodes.events.Shutdown()
 	}
 	cp.nodes.closeIdle()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,7 +49,7 @@ func (c *Controller) checkOwners(ctx context.Context, n *node) error {
 	var present, gone []metav1.OwnerReference
 	foreground := false
 	for _, ref := range n.owners {
-		state, err := c.owner(ctx, n.namespace, ref)
+		state, err := c.owner(ctx, n, ref)
 		if err != nil {
 			return err
 		}
@@ -79,15 +80,29 @@ func (c *Controller) checkOwners(ctx context.Context, n *node) error {
 	return c.deleteDependent(ctx, n, policy)
 }
 
-// owner reads the owner ref names, in namespace when its kind is
-// namespaced, with a GET without resourceVersion (a quorum read).
-func (c *Controller) owner(ctx context.Context, namespace string, ref metav1.OwnerReference) (ownerState, error) {
+// owner reads the owner ref names, in the dependent n's namespace when
+// its kind is namespaced, with a GET without resourceVersion (a quorum
+// read). A reference that cannot be satisfied in n's namespace gets
+// upstream's Warning event OwnerRefInvalidNamespace on n and is treated as
+// upstream treats it: an object the graph knows in another namespace
+// counts as gone (n may be collected), a namespaced kind named by a
+// cluster-scoped dependent cannot be resolved (n is never collected).
+func (c *Controller) owner(ctx context.Context, n *node, ref metav1.OwnerReference) (ownerState, error) {
 	info, ok := c.resources.Load().lookup(ref.APIVersion, ref.Kind)
 	if !ok {
 		return 0, fmt.Errorf("owner kind %s %s is not served: cannot tell whether %s exists", ref.APIVersion, ref.Kind, ref.Name)
 	}
+	namespace := n.namespace
 	if !info.namespaced {
 		namespace = ""
+	}
+	switch {
+	case info.namespaced && namespace == "":
+		c.invalidNamespace(n, ref)
+		return ownerPresent, nil
+	case info.namespaced && c.elsewhere(ref.UID, namespace):
+		c.invalidNamespace(n, ref)
+		return ownerGone, nil
 	}
 	c.metrics.ownerChecks.Inc()
 	got, err := c.metadata.Resource(info.gvr).Namespace(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
@@ -235,4 +250,25 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// elsewhere reports whether the graph knows the object uid in a namespace
+// other than namespace.
+func (c *Controller) elsewhere(uid types.UID, namespace string) bool {
+	o := c.graph.get(uid)
+	return o != nil && o.namespace != namespace
+}
+
+// invalidNamespace records upstream's Warning on dependent n: its owner
+// reference cannot be satisfied in its namespace.
+func (c *Controller) invalidNamespace(n *node, ref metav1.OwnerReference) {
+	c.log.Info("garbage collector: owner reference names no object in the dependent's namespace", "resource", n.gvr.Resource, "namespace", n.namespace, "name", n.name, "owner", ref.Name)
+	if c.cfg.Recorder == nil {
+		return
+	}
+	regarding := &corev1.ObjectReference{
+		APIVersion: n.gvr.GroupVersion().String(), Kind: c.resources.Load().kindOf(n.gvr), Namespace: n.namespace, Name: n.name, UID: n.uid,
+	}
+	c.cfg.Recorder.Eventf(regarding, nil, corev1.EventTypeWarning, ReasonOwnerRefInvalidNamespace, "GarbageCollect",
+		"ownerRef [%s/%s, namespace: %s, name: %s, uid: %s] does not exist in namespace %q", ref.APIVersion, ref.Kind, n.namespace, ref.Name, ref.UID, n.namespace)
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -43,7 +44,16 @@ type Config struct {
 	// Metrics is the stack's registry; nil registers nothing.
 	Metrics prometheus.Registerer
 	Logger  *slog.Logger
+	// Recorder receives upstream's events (OwnerRefInvalidNamespace);
+	// nil records none.
+	Recorder events.EventRecorder
 }
+
+// ReasonOwnerRefInvalidNamespace is upstream's Warning on a dependent whose
+// owner reference cannot be satisfied in its namespace: a cluster-scoped
+// object naming a namespaced owner, or an owner that lives in another
+// namespace. The collector treats such an owner as gone.
+const ReasonOwnerRefInvalidNamespace = "OwnerRefInvalidNamespace"
 
 // Controller is the garbage collector.
 type Controller struct {

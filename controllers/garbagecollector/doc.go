@@ -30,6 +30,13 @@
 // cascade over N dependents is N etcd writes and N watch events (the lab,
 // docs/labs/15-garbage-collection.md, counts them).
 //
+// An owner reference that cannot hold in the dependent's namespace gets
+// upstream's Warning event OwnerRefInvalidNamespace on the dependent
+// (source garbage-collector-controller, through Config.Recorder): an owner
+// the graph knows in another namespace counts as gone, so the dependent
+// is collected; a namespaced owner named by a cluster-scoped object cannot
+// be resolved, so the object is never collected.
+//
 // # Invariants
 //
 //   - The graph is only a map for finding dependents; every decision to

@@ -48,7 +48,8 @@ func newGraph() *graph {
 
 // observe records obj's current metadata and returns the UIDs the
 // collector must look at because of the change: obj itself when one of
-// its owners is not in the graph or is being deleted, or when obj is being
+// its owners is not in the graph, is being deleted or lives in another
+// namespace, or when obj is being
 // deleted with one of the collector's finalizers; and the owners obj
 // stopped naming that are being deleted (a foreground owner may be done).
 func (g *graph) observe(gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata) []types.UID {
@@ -73,7 +74,9 @@ func (g *graph) observe(gvr schema.GroupVersionResource, obj *metav1.PartialObje
 	check := n.deleting && (n.hasFinalizer(metav1.FinalizerOrphanDependents) || n.hasFinalizer(metav1.FinalizerDeleteDependents))
 	for _, ref := range n.owners {
 		g.link(ref.UID, n.uid)
-		if owner := g.nodes[ref.UID]; owner == nil || owner.deleting {
+		// An owner in another namespace cannot own n: looked at, it is
+		// reported (OwnerRefInvalidNamespace) and treated as upstream does.
+		if owner := g.nodes[ref.UID]; owner == nil || owner.deleting || (owner.namespace != "" && owner.namespace != n.namespace) {
 			check = true
 		}
 	}

@@ -70,3 +70,14 @@ func (r *resources) lookup(apiVersion, kind string) (kindInfo, bool) {
 	}
 	return kindInfo{}, false
 }
+
+// kindOf is the kind of a resource's objects, for event references; ""
+// when discovery did not list it.
+func (r *resources) kindOf(gvr schema.GroupVersionResource) string {
+	for gvk, info := range r.byKind {
+		if info.gvr == gvr {
+			return gvk.Kind
+		}
+	}
+	return ""
+}
