@@ -12,6 +12,16 @@
 // same cluster serves the compaction, quota and read-path labs (M3, M14,
 // M17) in docs/labs.
 //
+// # Flags and feature gates
+//
+// Config.AddFlags names each knob as etcd v3.7 does and keeps the etcd v3.5
+// names of those etcd has renamed since: lease checkpointing is the feature
+// gate LeaseCheckpoint (--feature-gates=LeaseCheckpoint=true) or v3.5's
+// --experimental-enable-lease-checkpoint, both setting
+// Config.EnableLeaseCheckpoint through one table (featuregates.go); the
+// same for LeaseCheckpointPersist. docs/ARCHITECTURE.md lists the defaults
+// that changed between the two releases and what minicp follows.
+//
 // # Usage
 //
 //	cfg := embedetcd.NewConfig()
