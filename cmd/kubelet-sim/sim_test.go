@@ -18,8 +18,10 @@ import (
 func TestKubeletSimRegistersNodesAndReportsRenewals(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
 	var out bytes.Buffer
+	// 8 s leaves room for a steady state (registration, then one renewal
+	// interval, then a whole window) even when registration is slow.
 	args := []string{"--kubeconfig", s.Kubeconfig, "--data-dir", s.DataDir, "--nodes", "5", "--lease-duration", "4s",
-		"--report-interval", "500ms", "--duration", "3s"}
+		"--report-interval", "500ms", "--duration", "8s"}
 	if err := run(context.Background(), args, &out); err != nil {
 		t.Fatalf("kubelet-sim: %v\n%s", err, out.String())
 	}
