@@ -127,14 +127,16 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startTriageLoops(); err != nil {
 		return nil, err
 	}
-	if err := cp.startGarbageCollector(); err != nil {
-		return nil, err
-	}
 	if err := cp.startNodes(ctx); err != nil {
 		return nil, err
 	}
 	cp.kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := writeKubeconfig(cp.kubeconfig, cp.api.URL()); err != nil {
+		return nil, err
+	}
+	// Last: the collector's discovery and first lists would otherwise
+	// compete with the nodes' registration for the apiserver.
+	if err := cp.startGarbageCollector(); err != nil {
 		return nil, err
 	}
 	cp.logger.Info("minicp ready", "apiserver", cp.api.URL(), "etcd", cp.EtcdEndpoints())
