@@ -104,5 +104,26 @@ func quietLogger() *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zapcore.ErrorLevel)
-	return zap.New(core)
+	return zap.New(dropStartupRace{core})
+}
+
+// startupRaceMessage is an error etcd v3.7 logs when its storage version
+// monitor runs before the member's first backend commit has recorded a
+// Raft term ("missing term information"), as happens on a fresh member
+// with short heartbeats; the monitor tries again a few seconds later and
+// succeeds. It is not an error a user can act on.
+const startupRaceMessage = "failed to update storage version"
+
+// dropStartupRace is a zap core that drops startupRaceMessage.
+type dropStartupRace struct{ zapcore.Core }
+
+func (d dropStartupRace) With(fields []zapcore.Field) zapcore.Core {
+	return dropStartupRace{d.Core.With(fields)}
+}
+
+func (d dropStartupRace) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if e.Message == startupRaceMessage {
+		return ce
+	}
+	return d.Core.Check(e, ce)
 }
