@@ -354,6 +354,7 @@ func TestMetadataInformersAndTheCollectorsMetrics(t *testing.T) {
 		`garbagecollector_controller_dependent_deletions_total{propagation_policy="Background"} 1`,
 		"garbagecollector_controller_resources_sync_error_total 0",
 		"garbagecollector_controller_owner_lookups_total",
+		`workqueue_adds_total{name="garbage_collector_attempt_to_delete"}`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)

@@ -106,7 +106,10 @@ func New(cfg Config) (*Controller, error) {
 	c := &Controller{
 		cfg: cfg, http: httpClient, metadata: md, discovery: disc, graph: newGraph(), log: cfg.Logger,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.UID](),
-			workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "garbage_collector_attempt_to_delete"}),
+			workqueue.TypedRateLimitingQueueConfig[types.UID]{
+				Name:            "garbage_collector_attempt_to_delete",
+				MetricsProvider: newQueueMetrics(cfg.Metrics),
+			}),
 	}
 	c.metrics = newMetrics(cfg.Metrics, func() float64 { return float64(c.graph.size()) })
 	return c, nil

@@ -53,7 +53,9 @@
 // resources served later (custom resources) are watched too.
 //
 // Where minicp differs from upstream: there are no
-// virtual nodes for owners never seen (a quorum read answers instead); and
-// the metrics besides garbagecollector_controller_resources_sync_error_total
-// are minicp's own, to count what a cascade costs.
+// virtual nodes for owners never seen (a quorum read answers instead); one
+// work queue instead of three (its workqueue_* series, upstream's names,
+// carry name="garbage_collector_attempt_to_delete"); and the metrics
+// besides garbagecollector_controller_resources_sync_error_total are
+// minicp's own, to count what a cascade costs.
 package garbagecollector
