@@ -37,6 +37,7 @@ func startAdmissionServer(t *testing.T, configure func(*Config), setup func(*Ser
 	}
 	logs := &testsupport.SyncBuffer{}
 	cfg := NewConfig()
+	cfg.AnonymousAuth = true // authentication has its own tests (authn_test.go)
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if configure != nil {
 		configure(&cfg)

@@ -28,13 +28,16 @@ const (
 	// (upstream --min-request-timeout; upstream adds up to the same again
 	// at random, minicp keeps it fixed so labs are predictable).
 	minRequestTimeout = 1800 * time.Second
+	// Upstream's --max-requests-inflight and --max-mutating-requests-inflight.
+	defaultMaxRequestsInflight         = 400
+	defaultMaxMutatingRequestsInflight = 200
 )
 
 // Config configures the HTTP server. Build it with NewConfig, adjust it
 // (or bind it to flags with AddFlags), and check it with Validate.
 type Config struct {
-	// BindAddress is the IP the server listens on. Only loopback addresses
-	// are accepted: minicp has no authentication.
+	// BindAddress is the IP the server listens on. An address other than
+	// loopback is served with TLS only (TLSCertFile is then required).
 	BindAddress string
 	// Port is the TCP port; 0 picks a free one (see Server.URL).
 	Port int
@@ -61,6 +64,35 @@ type Config struct {
 	// Profiling serves Go's runtime profiles at /debug/pprof/ (upstream
 	// --profiling, on by default there too).
 	Profiling bool
+	// TLSCertFile and TLSPrivateKeyFile are the serving certificate and
+	// its key (upstream's flags); the control plane makes them when they
+	// are not given. TLSOnly refuses plain HTTP on loopback too (listen.go).
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+	TLSOnly           bool
+	// ReadHeaderTimeout and IdleTimeout bound every connection: its
+	// request headers must arrive in time, and an idle keep-alive
+	// connection is closed (upstream's 32 s and 90 s).
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// MaxConnections caps open connections; 0 derives the cap from the
+	// file descriptor limit (connlimit.go).
+	MaxConnections int
+	// MaxRequestsInflight and MaxMutatingRequestsInflight bound the
+	// requests served at once, reads and writes apart; beyond them the
+	// answer is 429 with Retry-After (inflight.go). Watches do not count.
+	// 0 means no limit, as upstream.
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
+	// Tokens are bearer tokens and their users, given in code: the
+	// control plane's own token. TokenAuthFile adds users from a file in
+	// upstream's format (--token-auth-file).
+	Tokens        map[string]UserInfo
+	TokenAuthFile string
+	// AnonymousAuth lets requests without a credential through as
+	// system:anonymous instead of answering 401. Off in minicp; tests of
+	// other parts of the server turn it on.
+	AnonymousAuth bool
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics is the registry of the server's stack: the request metrics
@@ -79,18 +111,28 @@ type MetricsRegistry interface {
 // NewConfig returns upstream's defaults on the loopback address.
 func NewConfig() Config {
 	return Config{
-		BindAddress:          defaultBindAddress,
-		Port:                 defaultPort,
-		RequestTimeout:       defaultRequestTimeout,
-		MaxRequestBodyBytes:  defaultMaxRequestBodyBytes,
-		SlowRequestThreshold: defaultSlowRequestThreshold,
-		Profiling:            true,
+		BindAddress:                 defaultBindAddress,
+		Port:                        defaultPort,
+		RequestTimeout:              defaultRequestTimeout,
+		MaxRequestBodyBytes:         defaultMaxRequestBodyBytes,
+		SlowRequestThreshold:        defaultSlowRequestThreshold,
+		Profiling:                   true,
+		ReadHeaderTimeout:           defaultReadHeaderTimeout,
+		IdleTimeout:                 defaultIdleTimeout,
+		MaxRequestsInflight:         defaultMaxRequestsInflight,
+		MaxMutatingRequestsInflight: defaultMaxMutatingRequestsInflight,
 	}
 }
 
 // AddFlags registers the server's flags on fs, with c's values as defaults.
 func (c *Config) AddFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "IP address to serve the Kubernetes API on (loopback only: minicp has no authentication)")
+	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "IP address to serve the Kubernetes API on; off loopback (e.g. 0.0.0.0) only TLS is served")
+	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "serving certificate (PEM); default: one minicp makes in <data-dir>/pki, signed by its own CA, which the kubeconfig carries")
+	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", c.TLSPrivateKeyFile, "private key of --tls-cert-file (PEM)")
+	fs.BoolVar(&c.TLSOnly, "tls-only", c.TLSOnly, "refuse plain HTTP on loopback too (off loopback it always is): every client, the live page included, must speak TLS")
+	fs.IntVar(&c.MaxRequestsInflight, "max-requests-inflight", c.MaxRequestsInflight, "most non-mutating requests served at once; more get 429 with Retry-After (watches do not count); 0 = no limit")
+	fs.IntVar(&c.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", c.MaxMutatingRequestsInflight, "most mutating requests (create, update, patch, delete) served at once; more get 429 with Retry-After; 0 = no limit")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most client connections open at once; more wait to be accepted; 0 = three quarters of the open files limit (raised to its hard limit at start), keeping the rest for etcd")
 	fs.IntVar(&c.Port, "port", c.Port, "port to serve the Kubernetes API on; 0 picks a free port")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "longest time a request other than a watch may take before it fails with 504 Timeout")
 	fs.IntVar(&c.Verbosity, "v", c.Verbosity, "log verbosity: 2 logs every request and returns its phases in the Minicp-Phases header")
@@ -105,6 +147,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	})
 	fs.DurationVar(&c.SlowRequestThreshold, "slow-request-threshold", c.SlowRequestThreshold, "log the phases (admission, cache wait, etcd, encoding, ...) of every request at least this slow; 0 = never")
 	fs.BoolVar(&c.Profiling, "profiling", c.Profiling, "serve Go's runtime profiles at /debug/pprof/ (CPU, heap, goroutines), e.g. go tool pprof http://127.0.0.1:8080/debug/pprof/profile?seconds=20")
+	fs.StringVar(&c.TokenAuthFile, "token-auth-file", c.TokenAuthFile, "file of more users, one a line in upstream's format: token,user,uid,\"group1,group2\" (the kubeconfig's token always works)")
 	fs.BoolVar(&c.PhasesHeader, "phases-header", c.PhasesHeader, "return every response with a Minicp-Phases header saying where the request's time went (see it with kubectl -v=8 or curl -i)")
 }
 
@@ -115,8 +158,20 @@ func (c *Config) Validate() error {
 	switch {
 	case ip == nil:
 		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address; use a loopback address such as 127.0.0.1", c.BindAddress))
-	case !ip.IsLoopback():
-		errs = append(errs, fmt.Errorf("refusing to bind to %s: minicp has no authentication yet; use a loopback address such as 127.0.0.1", c.BindAddress))
+	case !ip.IsLoopback() && !c.tlsEnabled():
+		errs = append(errs, fmt.Errorf("refusing to serve plain HTTP on %s: off loopback minicp serves TLS only; give --tls-cert-file and --tls-private-key-file", c.BindAddress))
+	}
+	if (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together: give both"))
+	}
+	if c.TLSOnly && !c.tlsEnabled() {
+		errs = append(errs, errors.New("--tls-only needs a serving certificate (--tls-cert-file)"))
+	}
+	if c.MaxRequestsInflight < 0 || c.MaxMutatingRequestsInflight < 0 || c.MaxConnections < 0 {
+		errs = append(errs, errors.New("--max-requests-inflight, --max-mutating-requests-inflight and --max-connections must not be negative (0 = no limit, or derived for connections)"))
+	}
+	if c.ReadHeaderTimeout <= 0 || c.IdleTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("the header and idle timeouts must be positive, got %s and %s", c.ReadHeaderTimeout, c.IdleTimeout))
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("--port %d is out of range; use 0-65535 (0 picks a free port)", c.Port))

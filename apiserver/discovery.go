@@ -104,6 +104,7 @@ func newDiscoveryHandler(resources []*registry.Resource) http.Handler {
 		d.groups[g.name] = mustDocument(group)
 		apis.Items = append(apis.Items, agg)
 	}
+	d.addReviewDiscovery(&groupList, &apis) // selfreview.go
 	d.groupList = mustDocument(groupList)
 	d.aggregatedCore = mustDocument(core)
 	d.aggregatedAPIs = mustDocument(apis)

@@ -82,13 +82,18 @@ func checkDiscoveredResources(t *testing.T, client *discovery.DiscoveryClient) {
 	for _, g := range groups {
 		groupNames = append(groupNames, g.Name)
 	}
-	if want := []string{"", "coordination.k8s.io"}; !slices.Equal(groupNames, want) {
+	if want := []string{"", "coordination.k8s.io", "authentication.k8s.io", "authorization.k8s.io"}; !slices.Equal(groupNames, want) {
 		t.Errorf("groups: got %q, want %q", groupNames, want)
 	}
 	found := map[string]metav1.APIResource{}
 	for _, list := range lists {
 		for _, r := range list.APIResources {
 			found[list.GroupVersion+" "+r.Name] = r
+		}
+	}
+	for _, r := range reviews { // kubectl auth whoami and can-i find them here
+		if got := found[r.gvr.GroupVersion().String()+" "+r.gvr.Resource]; got.Kind != r.kind || !slices.Equal(got.Verbs, []string{"create"}) {
+			t.Errorf("review %s: got %+v, want kind %s, verbs [create]", r.gvr, got, r.kind)
 		}
 	}
 	for _, r := range testResources.All() {

@@ -48,7 +48,7 @@ func TestBadRequestsAreAnsweredWithUpstreamStatus(t *testing.T) {
 		{"name in the body differing from the URL is 400 BadRequest", "PUT", pods + "/existing", fmt.Sprintf(podBody, "other"), []string{jsonBody}, 400, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (existing)"},
 		{"namespace in the body differing from the URL is 400 BadRequest", "POST", pods, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"kube-system"}}`, []string{jsonBody}, 400, metav1.StatusReasonBadRequest, "the namespace of the provided object does not match the namespace sent on the request"},
 		{"body over the limit is 413 RequestEntityTooLarge", "POST", pods, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + strings.Repeat("x", 2<<10) + `"}}`, []string{jsonBody}, 413, metav1.StatusReasonRequestEntityTooLarge, "Request entity too large: limit is 1024"},
-		{"unknown body media type is 415 UnsupportedMediaType", "POST", pods, fmt.Sprintf(podBody, "p"), []string{"Content-Type: text/plain"}, 415, metav1.StatusReasonUnsupportedMediaType, "accepted media types include: application/json"},
+		{"unknown body media type is 415 UnsupportedMediaType", "POST", pods, fmt.Sprintf(podBody, "p"), []string{"Content-Type: text/plain"}, 415, metav1.StatusReasonUnsupportedMediaType, "Content-Types: application/json"},
 		{"unacceptable Accept is 406 NotAcceptable", "GET", pods, "", []string{"Accept: text/html"}, 406, metav1.StatusReasonNotAcceptable, "only the following media types are accepted"},
 		{"unknown field under Strict is 400 BadRequest", "POST", pods + "?fieldValidation=Strict", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"foo":1,"containers":[{"name":"c","image":"nginx"}]}}`, []string{jsonBody}, 400, metav1.StatusReasonBadRequest, `strict decoding error: unknown field "spec.foo"`},
 		{"duplicate field under Strict is 400 BadRequest", "POST", pods + "?fieldValidation=Strict", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","name":"q"}}`, []string{jsonBody}, 400, metav1.StatusReasonBadRequest, `duplicate field "metadata.name"`},
@@ -93,15 +93,15 @@ func TestBadRequestsAreAnsweredWithUpstreamStatus(t *testing.T) {
 // A 405 names the methods the path does serve.
 func TestMethodNotAllowedListsTheAllowedMethods(t *testing.T) {
 	ts := startTestServer(t, newFakeStore())
-	resp := ts.do(t, "PUT", "/api/v1/namespaces/default/pods", "{}")
+	resp := ts.do(t, "PUT", "/api/v1/namespaces/default/pods", "{}", "Content-Type: application/json")
 	if got, want := resp.header.Get("Allow"), "GET, POST, DELETE"; got != want {
 		t.Errorf("got Allow %q, want %q", got, want)
 	}
-	resp = ts.do(t, "PUT", "/api/v1/namespaces", "{}")
+	resp = ts.do(t, "PUT", "/api/v1/namespaces", "{}", "Content-Type: application/json")
 	if got, want := resp.header.Get("Allow"), "GET, POST"; got != want {
 		t.Errorf("namespaces: got Allow %q, want %q (no deletecollection)", got, want)
 	}
-	resp = ts.do(t, "POST", "/api/v1/pods", "{}")
+	resp = ts.do(t, "POST", "/api/v1/pods", "{}", "Content-Type: application/json")
 	if resp.code != 405 || resp.header.Get("Allow") != "GET" {
 		t.Errorf("POST across namespaces: got %d Allow %q, want 405 Allow GET", resp.code, resp.header.Get("Allow"))
 	}

@@ -29,6 +29,19 @@ import (
 // readyCheckTimeout bounds one call of the ready function.
 const readyCheckTimeout = 2 * time.Second
 
+// ReadyCheck is a named check /readyz runs besides "ping" and "etcd".
+type ReadyCheck struct {
+	Name  string
+	Check func(context.Context) error
+}
+
+// AddReadyCheck adds a check to /readyz (and serves it alone at
+// /readyz/<name>). Call it before Start.
+func (s *Server) AddReadyCheck(c ReadyCheck) {
+	s.readyChecks = append(s.readyChecks, c)
+	s.health = newHealthHandler(s.ready, s.readyChecks...)
+}
+
 // healthCheck is one named check of a health endpoint.
 type healthCheck struct {
 	name  string
@@ -44,14 +57,18 @@ type healthEndpoint struct {
 // newHealthHandler serves /healthz, /livez and /readyz. ready reports
 // whether storage can serve requests; a nil ready means there is none to
 // wait for.
-func newHealthHandler(ready func(context.Context) error) http.Handler {
+// The extra checks are added to /readyz after "etcd".
+func newHealthHandler(ready func(context.Context) error, extra ...ReadyCheck) http.Handler {
 	ping := healthCheck{name: "ping", check: func(*http.Request) error { return nil }}
 	readyChecks := []healthCheck{ping}
 	if ready != nil {
-		readyChecks = append(readyChecks, healthCheck{name: "etcd", check: func(r *http.Request) error {
+		extra = append([]ReadyCheck{{Name: "etcd", Check: ready}}, extra...)
+	}
+	for _, c := range extra {
+		readyChecks = append(readyChecks, healthCheck{name: c.Name, check: func(r *http.Request) error {
 			ctx, cancel := context.WithTimeout(r.Context(), readyCheckTimeout)
 			defer cancel()
-			return ready(ctx)
+			return c.Check(ctx)
 		}})
 	}
 	mux := http.NewServeMux()

@@ -33,6 +33,7 @@ func startTestServer(t *testing.T, store registry.Interface, configure ...func(*
 	t.Helper()
 	logs := &testsupport.SyncBuffer{}
 	cfg := NewConfig()
+	cfg.AnonymousAuth = true // authentication has its own tests (authn_test.go)
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if _, fake := store.(*fakeStore); fake {
 		// The fake store holds no namespaces for NamespaceLifecycle to

@@ -93,7 +93,7 @@ func listOptions(req *http.Request, info *requestInfo) (registry.ListOptions, ti
 		return registry.ListOptions{}, 0, err
 	}
 	timeout := minRequestTimeout
-	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds != 0 { // negative: the watch ends at once (watch.go)
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
 	return registry.ListOptions{

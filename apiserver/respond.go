@@ -134,6 +134,7 @@ func asPartial(obj runtime.Object) (runtime.Object, error) {
 // a user is a Status), encoded as the client accepts, JSON otherwise.
 func writeError(w http.ResponseWriter, req *http.Request, err error) {
 	status := toStatus(err)
+	setRetryAfter(w, err) // inflight.go
 	info := errorOutput(req)
 	var buf bytes.Buffer
 	if encErr := registry.Codecs.EncoderForVersion(info.Serializer, statusGroupVersion).Encode(status, &buf); encErr != nil {

@@ -8,11 +8,9 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +35,17 @@ type Server struct {
 	discovery http.Handler
 	openapi   http.Handler
 	health    http.Handler
+	// ready and readyChecks are what /readyz runs (health.go); written
+	// only before Start.
+	ready       func(context.Context) error
+	readyChecks []ReadyCheck
+	// tokens and login authenticate requests (authn.go, login.go);
+	// allowedHosts are the host names answered besides loopback
+	// (filters.go). Set in New and Start, read-only while serving.
+	tokens       tokenAuthenticator
+	inflight     *inflightLimiter
+	login        *loginManager
+	allowedHosts map[string]bool
 	// admission is the admission chain: the built-in plugins Config
 	// leaves on, then those added with AddAdmissionPlugin. Written only
 	// before Start, read-only afterwards.
@@ -83,23 +92,32 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 	if cfg.Metrics != nil {
 		metricsReg = cfg.Metrics
 	}
+	tokens, err := newTokenAuthenticator(cfg.Tokens, cfg.TokenAuthFile)
+	if err != nil {
+		return nil, err
+	}
 	var chain admissionChain
 	if !hasString(cfg.DisableAdmissionPlugins, NamespaceLifecycleName) {
 		chain = append(chain, newNamespaceLifecycle(store, table))
 	}
 	s := &Server{
-		cfg:         cfg,
-		resources:   table,
-		store:       store,
-		log:         log,
-		metrics:     newMetrics(metricsReg),
-		metricsPage: metricsHandler(metricsReg),
-		discovery:   newDiscoveryHandler(table.All()),
-		openapi:     newOpenAPIHandler(table.All()),
-		health:      newHealthHandler(ready),
-		admission:   chain,
-		extra:       map[string]http.Handler{},
-		stopWatches: make(chan struct{}),
+		cfg:          cfg,
+		resources:    table,
+		store:        store,
+		log:          log,
+		metrics:      newMetrics(metricsReg),
+		metricsPage:  metricsHandler(metricsReg),
+		discovery:    newDiscoveryHandler(table.All()),
+		openapi:      newOpenAPIHandler(table.All()),
+		health:       newHealthHandler(ready),
+		admission:    chain,
+		extra:        map[string]http.Handler{},
+		stopWatches:  make(chan struct{}),
+		tokens:       tokens,
+		inflight:     newInflightLimiter(cfg.MaxRequestsInflight, cfg.MaxMutatingRequestsInflight),
+		ready:        ready,
+		login:        newLoginManager(false),
+		allowedHosts: map[string]bool{},
 	}
 	if cfg.Profiling {
 		s.Handle(profilingPath, profilingHandler())
@@ -131,47 +149,80 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 // Start listens on BindAddress:Port and serves in a goroutine until
 // Shutdown. With Port 0 the kernel picks a free port; URL reports it.
+// listen.go says what is served on the port and what bounds connections.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.httpServer != nil {
 		return errors.New("apiserver: already started")
 	}
-	addr := net.JoinHostPort(s.cfg.BindAddress, strconv.Itoa(s.cfg.Port))
-	ln, err := net.Listen("tcp", addr)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("apiserver port %d is already in use: pass --port 0 for a free port or stop the other process (%w)", s.cfg.Port, err)
-	}
+	root, lns, startSplit, err := s.listeners()
 	if err != nil {
-		return fmt.Errorf("apiserver: listening on %s: %w", addr, err)
+		return err
 	}
+	s.login.secure = !s.cfg.plainHTTPAllowed()
 	srv := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	// net/http calls this after it has closed the listeners, before it
 	// waits for open requests: watches would never finish on their own.
 	srv.RegisterOnShutdown(s.endWatches)
-	s.httpServer, s.listener = srv, ln
-	// The serving goroutine ends when Shutdown closes the listener.
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("apiserver stopped serving", "err", err)
-		}
-	}()
-	s.log.Debug("apiserver listening", "url", "http://"+ln.Addr().String())
+	s.httpServer, s.listener = srv, root
+	// Each serving goroutine ends when Shutdown closes its listener.
+	for _, ln := range lns {
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+				s.log.Error("apiserver stopped serving", "err", err)
+			}
+		}()
+	}
+	startSplit()
+	s.log.Debug("apiserver listening", "url", s.urlLocked())
 	return nil
 }
 
-// URL is the server's base URL, e.g. "http://127.0.0.1:8080"; "" before Start.
+// URL is the server's base URL, e.g. "https://127.0.0.1:8080" ("http://"
+// without TLS); "" before Start.
 func (s *Server) URL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.urlLocked()
+}
+
+func (s *Server) urlLocked() string {
 	if s.listener == nil {
 		return ""
 	}
-	return "http://" + s.listener.Addr().String()
+	if s.cfg.tlsEnabled() {
+		return "https://" + s.hostPortLocked()
+	}
+	return "http://" + s.hostPortLocked()
+}
+
+// hostPortLocked is the listening address, with 127.0.0.1 for an
+// unspecified bind address (0.0.0.0, ::): the address this machine's
+// clients use, and one the serving certificate names.
+func (s *Server) hostPortLocked() string {
+	addr := s.listener.Addr().(*net.TCPAddr)
+	if addr.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
+	}
+	return addr.String()
+}
+
+// PlainURL is the plain-HTTP URL of the server on loopback ("" when only
+// TLS is served): minicp's own clients and the live page use it.
+func (s *Server) PlainURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listener == nil || !s.cfg.plainHTTPAllowed() {
+		return ""
+	}
+	return "http://" + s.hostPortLocked()
 }
 
 // Shutdown stops the server gracefully, in this order:
@@ -188,6 +239,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	if srv != nil {
 		err = srv.Shutdown(ctx) // steps 1-3 for requests on connections
+		s.mu.Lock()
+		// The TLS and plain listeners of a split share the socket: the
+		// first to close closes it, the others find it closed.
+		err = errors.Join(ignoreClosed(err), ignoreClosed(s.listener.Close()))
+		s.mu.Unlock()
 	}
 	s.endWatches() // step 2 when the server was never started
 	finished := make(chan struct{})
@@ -201,6 +257,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-finished:
 	case <-ctx.Done():
 		err = errors.Join(err, fmt.Errorf("apiserver: requests still running at shutdown: %w", ctx.Err()))
+	}
+	return err
+}
+
+// ignoreClosed drops the error of closing a listener already closed.
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
 	}
 	return err
 }
@@ -225,7 +289,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if s.phasesHeaderOn() {
 		rec.beforeHeader = func(h http.Header) { h.Set(PhasesHeader, tr.Snapshot().String()) }
 	}
-	req = authenticate(req)
+	req, refused := s.guard(req) // Host, Origin, Content-Type, authentication (filters.go)
 	defer func() {
 		elapsed := time.Since(start)
 		group, version, resource, subresource := "", "", "", ""
@@ -240,6 +304,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		s.logIfSlow(req, info.metricVerb(req), rec.status(), elapsed, tr)
 	}()
 	defer s.recoverPanic(rec, req)
+	if refused != nil {
+		writeError(rec, req, refused)
+		return
+	}
+	release, err := s.inflight.acquire(req, info) // inflight.go
+	if err != nil {
+		writeError(rec, req, err)
+		return
+	}
+	defer release()
 	s.dispatch(rec, req, info, res)
 }
 
@@ -275,7 +349,12 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, info *reques
 	}
 	var h http.HandlerFunc
 	path := req.URL.Path
+	review, isReview := reviewFor(info)
 	switch {
+	case path == loginPath:
+		h = s.login.ServeHTTP
+	case isReview:
+		h = func(w http.ResponseWriter, req *http.Request) { s.serveReview(w, req, review) }
 	case info.isResource:
 		h = func(w http.ResponseWriter, req *http.Request) { s.serveREST(w, req, info, res) }
 	case path == "/metrics":

@@ -20,19 +20,25 @@ import (
 	"minicp/internal/testsupport"
 )
 
-func TestValidateRefusesAddressesOtherThanLoopback(t *testing.T) {
+// Off loopback the server speaks TLS only: plain HTTP is refused there.
+func TestValidateRefusesPlainHTTPOffLoopback(t *testing.T) {
 	for _, tc := range []struct {
 		address string
+		tls     bool
 		wantErr string
 	}{
-		{"127.0.0.1", ""},
-		{"::1", ""},
-		{"0.0.0.0", "refusing to bind to 0.0.0.0: minicp has no authentication yet; use a loopback address such as 127.0.0.1"},
-		{"192.168.1.10", "refusing to bind to 192.168.1.10"},
-		{"localhost", "is not an IP address"},
+		{"127.0.0.1", false, ""},
+		{"::1", false, ""},
+		{"0.0.0.0", false, "refusing to serve plain HTTP on 0.0.0.0: off loopback minicp serves TLS only"},
+		{"192.168.1.10", false, "refusing to serve plain HTTP on 192.168.1.10"},
+		{"192.168.1.10", true, ""},
+		{"localhost", false, "is not an IP address"},
 	} {
 		cfg := NewConfig()
 		cfg.BindAddress = tc.address
+		if tc.tls {
+			cfg.TLSCertFile, cfg.TLSPrivateKeyFile = "server.crt", "server.key"
+		}
 		err := cfg.Validate()
 		switch {
 		case tc.wantErr == "" && err != nil:
@@ -64,6 +70,7 @@ func TestShutdownEndsOpenWatchesAndStopsListening(t *testing.T) {
 	store := newFakeStore()
 	cfg := NewConfig()
 	cfg.Port = 0
+	cfg.AnonymousAuth = true
 	s, err := New(cfg, testResources, store, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -114,6 +121,7 @@ func TestShutdownWaitsForInFlightWrites(t *testing.T) {
 	store.createEntered, store.createGate = make(chan struct{}, 1), make(chan struct{})
 	cfg := NewConfig()
 	cfg.Port = 0
+	cfg.AnonymousAuth = true
 	cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName} // the fake store has no namespaces
 	s, err := New(cfg, testResources, store, nil)
 	if err != nil {
@@ -289,7 +297,9 @@ func TestRequestsAreCountedWithUpstreamLabels(t *testing.T) {
 }
 
 func TestHandleServesExtraEndpointsAndTheirSubpaths(t *testing.T) {
-	s, err := New(NewConfig(), testResources, newFakeStore(), nil)
+	cfg := NewConfig()
+	cfg.AnonymousAuth = true
+	s, err := New(cfg, testResources, newFakeStore(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

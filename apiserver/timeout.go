@@ -1,11 +1,13 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -159,6 +161,46 @@ func (tw *timeoutWriter) timeOut(req *http.Request) bool {
 		return false
 	}
 	tw.timedOut = true
-	writeError(tw.w, req, apierrors.NewTimeoutError(timeoutMessage, 0))
+	endStalledRequest(tw.w, req)
 	return true
 }
+
+// endStalledRequest answers 504 and closes the connection. The handler
+// may be stuck reading a body that stopped arriving; net/http would then
+// wait for the rest of that body before the answer leaves, so the answer
+// is written whole (with its Content-Length), flushed, and the connection
+// taken over and closed, which also ends the stuck read.
+func endStalledRequest(w http.ResponseWriter, req *http.Request) {
+	var answer bufferedAnswer
+	writeError(&answer, req, apierrors.NewTimeoutError(timeoutMessage, 0))
+	for k, v := range answer.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(answer.body.Len()))
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(answer.code)
+	_, _ = w.Write(answer.body.Bytes()) // the client went away: the close below is all that is left
+	rc := http.NewResponseController(w)
+	if err := rc.Flush(); err != nil {
+		return // not a connection (a test's recorder)
+	}
+	if conn, _, err := rc.Hijack(); err == nil {
+		_ = conn.Close() // the answer is flushed; nothing more goes on this connection
+	}
+}
+
+// bufferedAnswer is a ResponseWriter that keeps what is written.
+type bufferedAnswer struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (a *bufferedAnswer) Header() http.Header {
+	if a.header == nil {
+		a.header = http.Header{}
+	}
+	return a.header
+}
+func (a *bufferedAnswer) WriteHeader(code int)        { a.code = code }
+func (a *bufferedAnswer) Write(p []byte) (int, error) { return a.body.Write(p) }

@@ -15,7 +15,6 @@ package apiserver
 // breakdown in the Minicp-Phases header, which `kubectl -v=8` prints.
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -25,20 +24,6 @@ import (
 
 // PhasesHeader is the response header carrying a request's phases.
 const PhasesHeader = "Minicp-Phases"
-
-// anonymousUser is who every request is: minicp has no authentication.
-const anonymousUser = "system:anonymous"
-
-type userKey struct{}
-
-// authenticate decides who sent req. minicp serves loopback only and
-// authenticates no one: every request is system:anonymous, as upstream's
-// anonymous authenticator makes it. The phase is timed all the same, so
-// that the breakdown reads like upstream's.
-func authenticate(req *http.Request) *http.Request {
-	defer reqtrace.From(req.Context()).Begin(reqtrace.Authentication)()
-	return req.WithContext(context.WithValue(req.Context(), userKey{}, anonymousUser))
-}
 
 // startTrace puts a new trace in req's context.
 func startTrace(req *http.Request) (*http.Request, *reqtrace.Trace) {

@@ -27,7 +27,8 @@ import (
 //     Content-Type application/vnd.kubernetes.protobuf;stream=watch.
 //
 // The stream ends cleanly (a complete chunked response) when timeoutSeconds
-// pass (minRequestTimeout when absent), when the registry closes the watch,
+// pass (minRequestTimeout when absent or 0; at once when negative, as
+// upstream, whose watch timer fires at once for a negative duration), when the registry closes the watch,
 // when the client goes away (its request context ends), or when the server
 // shuts down. In every case the registry watch is stopped before the
 // handler returns.
@@ -50,7 +51,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 		return apierrors.NewServiceUnavailable("the apiserver is shutting down; retry against a running server")
 	default:
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), timeout)
+	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
 	watcher, err := s.store.Watch(ctx, res, info.namespace, opts)
 	if err != nil {
@@ -63,9 +64,15 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 	enc := newWatchEncoder(req, res, out)
 	writeHeader(w, enc.contentType, http.StatusOK)
 	flusher.Flush() // the client sees 200 before the first event
+	// A negative timeoutSeconds fires at once: the stream ends right after
+	// its 200, as upstream's does.
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
 	for {
 		select {
-		case <-ctx.Done(): // timeoutSeconds passed, or the client went away
+		case <-timer.C: // timeoutSeconds passed
+			return nil
+		case <-ctx.Done(): // the client went away
 			return nil
 		case <-s.stopWatches: // Shutdown
 			return nil

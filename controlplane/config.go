@@ -117,7 +117,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := c.APIServer.Validate(); err != nil {
+	api := c.APIServer
+	if api.TLSCertFile == "" && api.TLSPrivateKeyFile == "" { // minicp makes them (pki.go)
+		api.TLSCertFile, api.TLSPrivateKeyFile = "<data-dir>/pki/apiserver.crt", "<data-dir>/pki/apiserver.key"
+	}
+	if err := api.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.WatchCache.Validate(); err != nil {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,6 +49,13 @@ type ControlPlane struct {
 
 	kubeconfig string
 	lock       *dataDirLock // the data directory's lock, held until Close (lock.go)
+	// caPEM is the CA of the serving certificate minicp made (pki.go), nil
+	// with --tls-cert-file. token is the admin bearer token
+	// (credentials.go); kubeconfigWritten
+	// is set once the kubeconfig is on disk, for /readyz.
+	caPEM             []byte
+	token             string
+	kubeconfigWritten atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -84,6 +93,15 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if cp.lock, err = lockDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
+	// A kubeconfig left by an earlier run names a server that is gone:
+	// it is written again once this one is ready.
+	cp.kubeconfig = filepath.Join(cfg.DataDir, KubeconfigFile)
+	if err := os.Remove(cp.kubeconfig); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("removing the old kubeconfig: %w", err)
+	}
+	if cp.token, err = loadOrCreateToken(cfg.DataDir); err != nil {
+		return nil, err
+	}
 	if err := cp.startEtcd(ctx); err != nil {
 		return nil, err
 	}
@@ -111,10 +129,15 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startWatchCache(ctx); err != nil {
 		return nil, err
 	}
-	cp.api, err = apiserver.New(cp.cfg.APIServer, cfg.Resources, cp.cache, cp.etcdReady)
+	apiCfg, err := cp.servingConfig() // credentials.go, pki.go
 	if err != nil {
 		return nil, err
 	}
+	cp.api, err = apiserver.New(apiCfg, cfg.Resources, cp.cache, cp.etcdReady)
+	if err != nil {
+		return nil, err
+	}
+	cp.api.AddReadyCheck(apiserver.ReadyCheck{Name: "kubeconfig", Check: func(context.Context) error { return cp.credentialsInPlace() }})
 	cp.api.Handle("/debug/watchcache", cp.cache.Handler())
 	cp.triage.registerAPI(cp.api, cp.etcd)
 	cp.registerUI()
@@ -130,8 +153,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startNodes(ctx); err != nil {
 		return nil, err
 	}
-	cp.kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
-	if err := writeKubeconfig(cp.kubeconfig, cp.api.URL()); err != nil {
+	if err := writeKubeconfig(cp.kubeconfig, cp.RESTConfig()); err != nil {
 		return nil, err
 	}
 	// Last: the collector's discovery and first lists would otherwise
@@ -139,6 +161,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startGarbageCollector(); err != nil {
 		return nil, err
 	}
+	cp.kubeconfigWritten.Store(true)
 	cp.logger.Info("minicp ready", "apiserver", cp.api.URL(), "etcd", cp.EtcdEndpoints())
 	return cp, nil
 }

@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 )
@@ -34,7 +33,7 @@ type eventSink struct {
 // startEvents starts the broadcaster once the apiserver serves (it asks
 // discovery which events API to use).
 func (cp *ControlPlane) startEvents(ctx context.Context) error {
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: cp.api.URL(), QPS: -1})
+	cs, err := kubernetes.NewForConfig(withQPS(cp.clientConfig(), -1))
 	if err != nil {
 		return err
 	}

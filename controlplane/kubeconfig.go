@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -15,12 +16,13 @@ import (
 // contextName names the cluster, user and context in the kubeconfig.
 const contextName = "minicp"
 
-// writeKubeconfig writes a kubeconfig pointing at server. It writes a
-// temporary file and renames it, so a reader never sees half a file.
-func writeKubeconfig(path, server string) error {
+// writeKubeconfig writes a kubeconfig for rc: the server, its CA when it
+// speaks TLS, and the bearer token. It writes a temporary file (0600: it
+// holds the token) and renames it, so a reader never sees half a file.
+func writeKubeconfig(path string, rc *rest.Config) error {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server}
-	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{}
+	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthorityData: rc.CAData}
+	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{Token: rc.BearerToken}
 	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "default"}
 	cfg.CurrentContext = contextName
 	tmp := path + ".tmp"
@@ -43,7 +45,8 @@ func printBanner(w io.Writer, cp *ControlPlane, startup time.Duration) {
 	if events := cp.EventsEtcdEndpoints(); len(events) > 0 {
 		fmt.Fprintf(w, "  events:    %s\n", strings.Join(events, ","))
 	}
-	fmt.Fprintf(w, "  live page: %s/ui/\n", cp.URL())
+	fmt.Fprintf(w, "  live page: %s\n", cp.LoginURL())
+	fmt.Fprintf(w, "             (a one-time login link: it sets a cookie for this browser and opens %s/ui/)\n", cp.URL())
 	fmt.Fprintf(w, "Point kubectl at it with:\n\n  export KUBECONFIG=%s\n\n", kubeconfig)
 	fmt.Fprintln(w, "Press Ctrl-C to stop.")
 }

@@ -9,7 +9,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 
 	"minicp/lease"
 	"minicp/registry"
@@ -112,7 +111,7 @@ func (cp *ControlPlane) startNodes(ctx context.Context) error {
 	if !cfg.LifecycleController && cfg.Simulated == 0 {
 		return nil
 	}
-	cs, closeIdle, err := lease.NewClientset(&rest.Config{Host: cp.api.URL()}, cfg.Agent.Workers)
+	cs, closeIdle, err := lease.NewClientset(cp.clientConfig(), cfg.Agent.Workers)
 	if err != nil {
 		return err
 	}

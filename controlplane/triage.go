@@ -23,7 +23,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 
 	"minicp/apiserver"
 	"minicp/controllers/namespace"
@@ -219,7 +218,7 @@ func (t *triage) registerAPI(api *apiserver.Server, etcd *embedetcd.Cluster) {
 // like kube-controller-manager's) and the object counter.
 func (cp *ControlPlane) startTriageLoops() error {
 	t := cp.triage
-	ctrl, err := namespace.New(&rest.Config{Host: cp.api.URL(), QPS: -1}, cp.logger.With("component", "namespace-controller"))
+	ctrl, err := namespace.New(withQPS(cp.clientConfig(), -1), cp.logger.With("component", "namespace-controller"))
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func currentRevision(t testing.TB, s *framework.Stack) int64 {
 // doRaw sends one HTTP request and decodes the Status in the response.
 func doRaw(t testing.TB, s *framework.Stack, method, path, contentType, body string) (metav1.Status, int) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.ControlPlane.URL()+path, bytes.NewBufferString(body))
+	req, err := http.NewRequest(method, s.URL+path, bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatalf("building request: %v", err)
 	}
@@ -111,7 +111,7 @@ func doRaw(t testing.TB, s *framework.Stack, method, path, contentType, body str
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}

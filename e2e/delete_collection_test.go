@@ -54,7 +54,7 @@ func TestDeleteCollectionDeletesWhatTheSelectorMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/transport"
+
+	"minicp/controlplane"
 	"minicp/watchcache"
 )
 
@@ -94,7 +97,7 @@ func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
 	total := int(fanOutRate * fanOutDuration / time.Second)
 	lastArrival := make([]atomic.Int64, total) // per pod: latest delivery, unix nanos
 	var delivered atomic.Int64
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: -1}}
+	client := srv.client(&http.Transport{DisableCompression: true, MaxIdleConnsPerHost: -1})
 	watchURL := srv.url + "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + srv.listRV(b, client)
 	var readers sync.WaitGroup
 	for range sc.watchers {
@@ -112,7 +115,7 @@ func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
 	}
 
 	cpuBefore, clientBefore, started := srv.cpu(b), selfCPU(b), time.Now()
-	writeDone := writeFanOutPods(b, ctx, srv.url, total)
+	writeDone := writeFanOutPods(b, ctx, srv, total)
 	writing := time.Since(started) // to the last response
 	want := int64(total * sc.watchers)
 	deadline := time.Now().Add(60 * time.Second)
@@ -179,11 +182,12 @@ func readFanOutEvents(body interface{ Read([]byte) (int, error) }, lastArrival [
 // writeFanOutPods creates pods fan-0..n-1 at fanOutRate per second, open
 // loop (a slow response does not delay the next write), and returns when
 // each create's response arrived.
-func writeFanOutPods(b testing.TB, ctx context.Context, url string, n int) []time.Time {
+func writeFanOutPods(b testing.TB, ctx context.Context, p *minicpProcess, n int) []time.Time {
+	url := p.url
 	done := make([]time.Time, n)
 	tick := time.NewTicker(time.Second / fanOutRate)
 	defer tick.Stop()
-	client := &http.Client{}
+	client := p.client(nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
@@ -233,9 +237,19 @@ func buildMinicp(b testing.TB) string {
 
 // minicpProcess is minicp running as a child process.
 type minicpProcess struct {
-	cmd *exec.Cmd
-	url string
-	log *os.File // its stderr
+	cmd   *exec.Cmd
+	url   string
+	token string   // the bearer token it made in its data directory
+	log   *os.File // its stderr
+}
+
+// client returns an HTTP client that sends the process's token, over
+// transport (nil: a new default one).
+func (p *minicpProcess) client(base *http.Transport) *http.Client {
+	if base == nil {
+		base = &http.Transport{}
+	}
+	return &http.Client{Transport: transport.NewBearerAuthRoundTripper(p.token, base)}
 }
 
 func startMinicpProcess(b testing.TB, ctx context.Context, bin string, args ...string) *minicpProcess {
@@ -270,6 +284,11 @@ func startMinicpProcessIn(b testing.TB, ctx context.Context, bin, dir string, ar
 	if p.url == "" {
 		b.Fatal("minicp did not print its apiserver URL")
 	}
+	token, err := os.ReadFile(filepath.Join(dir, controlplane.TokenFile))
+	if err != nil {
+		b.Fatalf("reading minicp's token: %v", err)
+	}
+	p.token = strings.TrimSpace(string(token))
 	// Drain the rest of stdout; this goroutine ends when the process does.
 	go func() {
 		for scanner.Scan() {

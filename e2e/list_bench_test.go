@@ -24,7 +24,7 @@ func BenchmarkList10000PodsOverHTTP(b *testing.B) {
 	defer cancel()
 	bin, dir := buildMinicp(b), b.TempDir()
 	cached := startMinicpProcessIn(b, ctx, bin, dir)
-	createPodsOverHTTP(b, ctx, cached.url, 10000, 100)
+	createPodsOverHTTP(b, ctx, cached, 10000, 100)
 	all, node := "/api/v1/pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-7"
 	for _, bc := range []struct{ name, path string }{
 		{"all/cache-RV0", all + "?resourceVersion=0"},
@@ -32,7 +32,7 @@ func BenchmarkList10000PodsOverHTTP(b *testing.B) {
 		{"node/cache-RV0-index", node + "&resourceVersion=0"},
 		{"node/cache-consistent-index", node},
 	} {
-		b.Run(bc.name, func(b *testing.B) { benchmarkGet(b, cached.url+bc.path) })
+		b.Run(bc.name, func(b *testing.B) { benchmarkGet(b, cached, bc.path) })
 	}
 	cached.stop(b)
 	uncached := startMinicpProcessIn(b, ctx, bin, dir, "--watch-cache=false")
@@ -41,13 +41,13 @@ func BenchmarkList10000PodsOverHTTP(b *testing.B) {
 		{"all/etcd", all},
 		{"node/etcd", node},
 	} {
-		b.Run(bc.name, func(b *testing.B) { benchmarkGet(b, uncached.url+bc.path) })
+		b.Run(bc.name, func(b *testing.B) { benchmarkGet(b, uncached, bc.path) })
 	}
 }
 
 // benchmarkGet times one protobuf GET per iteration, body read in full.
-func benchmarkGet(b *testing.B, url string) {
-	client := &http.Client{}
+func benchmarkGet(b *testing.B, p *minicpProcess, path string) {
+	client, url := p.client(nil), p.url+path
 	for b.Loop() {
 		req, err := http.NewRequest(http.MethodGet, url, nil)
 		if err != nil {
@@ -69,7 +69,8 @@ func benchmarkGet(b *testing.B, url string) {
 
 // createPodsOverHTTP creates n pods in "default" on nodes node-0..,
 // with 8 writers.
-func createPodsOverHTTP(b *testing.B, ctx context.Context, url string, n, nodes int) {
+func createPodsOverHTTP(b *testing.B, ctx context.Context, p *minicpProcess, n, nodes int) {
+	url := p.url
 	const writers = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -77,7 +78,7 @@ func createPodsOverHTTP(b *testing.B, ctx context.Context, url string, n, nodes 
 		wg.Add(1)
 		go func() { // one writer: every 8th pod
 			defer wg.Done()
-			client := &http.Client{}
+			client := p.client(nil)
 			for i := w; i < n; i += writers {
 				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pod-%05d","labels":{"app":"web"}},"spec":{"nodeName":"node-%d","containers":[{"name":"c","image":"nginx:1.27"}]}}`, i, i%nodes)
 				req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/namespaces/default/pods", strings.NewReader(body))

@@ -42,7 +42,7 @@ func TestListsFromTheCacheHaveTheBytesOfListsFromEtcd(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Accept", accept)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := s.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

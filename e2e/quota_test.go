@@ -24,7 +24,7 @@ import (
 // readyz returns the status code and body of GET /readyz.
 func readyz(t *testing.T, s *framework.Stack) (int, string) {
 	t.Helper()
-	resp, err := http.Get(s.ControlPlane.URL() + "/readyz")
+	resp, err := s.HTTP.Get(s.URL + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}

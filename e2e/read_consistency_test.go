@@ -48,14 +48,14 @@ func TestWithoutQuorumAQuorumReadTimesOutAndACacheReadStillAnswers(t *testing.T)
 	})
 	base := s.ControlPlane.URL() + "/api/v1/namespaces/default/configmaps/settings"
 
-	code, body, took := timedGet(t, http.MethodGet, base+"?timeout=2s")
+	code, body, took := timedGet(t, s.HTTP, http.MethodGet, base+"?timeout=2s")
 	t.Logf("quorum GET without quorum: %d after %v: %s", code, took.Round(time.Millisecond), strings.TrimSpace(string(body)))
 	expectTimeoutStatus(t, code, body)
 	if took < 2*time.Second || took > 4*time.Second {
 		t.Errorf("the quorum read failed after %v, want once its 2s timeout passed", took)
 	}
 
-	code, body, took = timedGet(t, http.MethodGet, base+"?resourceVersion=0&timeout=2s")
+	code, body, took = timedGet(t, s.HTTP, http.MethodGet, base+"?resourceVersion=0&timeout=2s")
 	if code != http.StatusOK || !strings.Contains(string(body), `"mode":"one"`) {
 		t.Fatalf("GET resourceVersion=0 without quorum: %d %s, want 200 with the config map", code, body)
 	}
@@ -89,7 +89,7 @@ func TestWithoutQuorumAQuorumReadTimesOutAndACacheReadStillAnswers(t *testing.T)
 		}
 	}
 	framework.Eventually(t, 30*time.Second, "quorum reads to answer again", func() bool {
-		code, _, _ := timedGet(t, http.MethodGet, base+"?timeout=2s")
+		code, _, _ := timedGet(t, s.HTTP, http.MethodGet, base+"?timeout=2s")
 		return code == http.StatusOK
 	})
 }

@@ -89,13 +89,13 @@ func runRestoreScenario(t *testing.T, cacheOn bool, bump uint64) {
 		t.Fatal(err)
 	}
 
-	link, err := relist.NewLink(strings.TrimPrefix(a.ControlPlane.URL(), "http://"), nil)
+	link, err := relist.NewLink(strings.TrimPrefix(a.URL, "https://"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer link.Close()
 	viaLink := *a.RESTConfig
-	viaLink.Host = link.URL()
+	viaLink.Host = link.URLFor(a.URL)
 	inf, err := relist.NewInformer("informer", &viaLink, "default", relist.InformerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +123,10 @@ func runRestoreScenario(t *testing.T, cacheOn bool, bump uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The restored cluster keeps its credentials: the same token and CA.
+	framework.CopyCredentials(t, a.DataDir, dir)
 	b := framework.Start(t, framework.Options{DataDir: dir, Configure: configure})
-	link.SetTarget(strings.TrimPrefix(b.ControlPlane.URL(), "http://"))
+	link.SetTarget(strings.TrimPrefix(b.URL, "https://"))
 	create, _, _ = configMapOps(t, b)
 	// Write until a revision past X: without a bump the first writes land
 	// at or below X.

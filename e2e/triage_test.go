@@ -74,7 +74,7 @@ func addFault(t *testing.T, s *framework.Stack, f faults.Fault) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(s.ControlPlane.URL()+"/debug/faults", "application/json", bytes.NewReader(body))
+	resp, err := s.HTTP.Post(s.URL+"/debug/faults", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,14 +156,14 @@ func TestSlowEtcdMovesEtcdRequestDurationAndLeavesAdmissionFlat(t *testing.T) {
 }
 
 // timedGet sends one request and returns its code, body and duration.
-func timedGet(t *testing.T, method, url string) (int, []byte, time.Duration) {
+func timedGet(t *testing.T, client *http.Client, method, url string) (int, []byte, time.Duration) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(framework.Context(t, time.Minute), method, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestAnAdmissionDelayPastTheTimeoutIsA504(t *testing.T) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestAListTimesOutWhileEtcdIsHealthyBecauseTheCacheIsWaiting(t *testing.T) {
 	etcdBefore := readHistogram(t, s, "etcd_request_duration_seconds", etcdReads)
 	waitBefore := readHistogram(t, s, "apiserver_watch_cache_read_wait_seconds", map[string]string{"resource": "configmaps"})
 
-	code, body, took := timedGet(t, http.MethodGet, s.ControlPlane.URL()+"/api/v1/namespaces/default/configmaps?timeout=1s")
+	code, body, took := timedGet(t, s.HTTP, http.MethodGet, s.ControlPlane.URL()+"/api/v1/namespaces/default/configmaps?timeout=1s")
 	expectTimeoutStatus(t, code, body)
 	if took > 3*time.Second {
 		t.Errorf("the 504 came after %v, want about the 1s timeout", took)
@@ -251,7 +251,7 @@ func TestAListTimesOutWhileEtcdIsHealthyBecauseTheCacheIsWaiting(t *testing.T) {
 		t.Errorf("apiserver_watch_cache_read_wait_seconds{resource=configmaps}: +%.3fs, want about the 1s the LIST waited", wait.sum)
 	}
 	// A read that need not be fresh is answered at once, from the stale cache.
-	if code, body, _ := timedGet(t, http.MethodGet, s.ControlPlane.URL()+"/api/v1/namespaces/default/configmaps?resourceVersion=0"); code != http.StatusOK || bytes.Contains(body, []byte("behind-0")) {
+	if code, body, _ := timedGet(t, s.HTTP, http.MethodGet, s.ControlPlane.URL()+"/api/v1/namespaces/default/configmaps?resourceVersion=0"); code != http.StatusOK || bytes.Contains(body, []byte("behind-0")) {
 		t.Errorf("LIST resourceVersion=0: %d, want 200 without the config map the cache has not seen: %s", code, body)
 	}
 }

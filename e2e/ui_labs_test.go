@@ -35,7 +35,7 @@ func TestLivePageDuringTheWatchCacheLab(t *testing.T) {
 	}})
 	ctx := framework.Context(t, 2*time.Minute)
 	first := touchPodRepeatedly(ctx, t, s, "web", 40)
-	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
+	page := startChromium(t, s.ControlPlane.LoginURL())
 	waitDrawn(t, page, 1)
 	page.eval(`document.querySelector('#zoom').click(), true`, nil)
 	askExplain(t, page, "pods", first.ResourceVersion)
@@ -64,7 +64,7 @@ func TestLivePageDuringTheNodeLeaseLab(t *testing.T) {
 	}})
 	ctx := framework.Context(t, 2*time.Minute)
 	silentNode(ctx, t, s, "node-silent", 40)
-	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
+	page := startChromium(t, s.ControlPlane.LoginURL())
 	// The page first: asking the API every poll would be most of the load
 	// the page's load panel shows.
 	framework.Eventually(t, 30*time.Second, "the silent node to be Unknown on the page and in the API", func() bool {
@@ -94,7 +94,7 @@ func TestLivePageDuringTheLeaseCheckpointLab(t *testing.T) {
 	}})
 	ctx := framework.Context(t, 2*time.Minute)
 	silentNode(ctx, t, s, "node-silent", 40)
-	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
+	page := startChromium(t, s.ControlPlane.LoginURL())
 	framework.Eventually(t, 30*time.Second, "the silent node's TTL to count down to 33 s", func() bool {
 		ttl := pageTTL(t, page, "node-silent")
 		return ttl > 0 && ttl <= 33
@@ -139,7 +139,7 @@ func TestLivePageDuringTheCompactionLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
+	page := startChromium(t, s.ControlPlane.LoginURL())
 	framework.Eventually(t, 15*time.Second, "the page to show the compaction", func() bool {
 		return page.text("#etcd-compacted") == strconv.FormatInt(res.Revision, 10)
 	})

@@ -44,7 +44,7 @@ func screenshotDir(t *testing.T) string {
 func getView[V any](t *testing.T, s *framework.Stack, path string) V {
 	t.Helper()
 	var v V
-	resp, err := http.Get(s.ControlPlane.URL() + path)
+	resp, err := s.HTTP.Get(s.URL + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestLivePageShowsWhatTheDebugEndpointsAndTheAPIReport(t *testing.T) {
 		c.Nodes.LifecycleController = true
 	}})
 	ctx := framework.Context(t, 2*time.Minute)
-	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
+	page := startChromium(t, s.ControlPlane.LoginURL())
 	waitDrawn(t, page, 2)
 
 	pageAgreesWithMinicp(ctx, t, s, page)

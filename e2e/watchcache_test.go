@@ -63,7 +63,7 @@ func settledEtcdWatchers(t *testing.T) float64 {
 // the apiserver as a learner reads it.
 func cacheStatus(t *testing.T, s *framework.Stack, resource string) watchcache.ResourceStatus {
 	t.Helper()
-	resp, err := http.Get(s.ControlPlane.URL() + "/debug/watchcache/" + resource)
+	resp, err := s.HTTP.Get(s.URL + "/debug/watchcache/" + resource)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestASlowWatcherIsEndedWhileAFastOneKeepsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := s.ControlPlane.URL() + "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + start.ResourceVersion
-	slow, err := http.Get(url) // and never read, until the end
+	slow, err := s.HTTP.Get(url) // and never read, until the end
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestZeroListsCanBeStaleButConsistentListsNeverAre(t *testing.T) {
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(s.ControlPlane.URL()+"/debug/watchcache/configmaps/pause", "", nil)
+	resp, err := s.HTTP.Post(s.URL+"/debug/watchcache/configmaps/pause", "application/json", nil)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("pausing the cache: %v %v", resp.Status, err)
 	}
@@ -358,7 +358,7 @@ func TestZeroListsCanBeStaleButConsistentListsNeverAre(t *testing.T) {
 	if !rs.Paused || rs.ConsistentFallback != 1 || rs.Lag <= 0 {
 		t.Errorf("/debug/watchcache: paused %v, fallbacks %d, lag %d; want paused, 1, behind etcd", rs.Paused, rs.ConsistentFallback, rs.Lag)
 	}
-	resp, err = http.Post(s.ControlPlane.URL()+"/debug/watchcache/configmaps/resume", "", nil)
+	resp, err = s.HTTP.Post(s.URL+"/debug/watchcache/configmaps/resume", "application/json", nil)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("resuming the cache: %v %v", resp.Status, err)
 	}
@@ -393,7 +393,7 @@ func TestTheCacheCanBeSeenInsideThroughDebugAndMetrics(t *testing.T) {
 		rs.Window.Capacity != 5000 || rs.Window.LastEvent != revision(t, created.ResourceVersion) {
 		t.Errorf("/debug/watchcache/pods = %+v", rs)
 	}
-	resp, err := http.Get(s.ControlPlane.URL() + "/metrics")
+	resp, err := s.HTTP.Get(s.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

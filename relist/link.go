@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 )
 
@@ -50,6 +51,16 @@ func NewLink(target string, log *slog.Logger) (*Link, error) {
 
 // URL is the base URL clients should use instead of the server's.
 func (l *Link) URL() string { return "http://" + l.ln.Addr().String() }
+
+// URLFor is the link's URL with the scheme of apiserverURL: a link relays
+// bytes, so TLS passes through it (the serving certificate names
+// 127.0.0.1, where the link listens).
+func (l *Link) URLFor(apiserverURL string) string {
+	if strings.HasPrefix(apiserverURL, "https://") {
+		return "https://" + l.ln.Addr().String()
+	}
+	return l.URL()
+}
 
 // SetTarget makes connections relayed from now on go to target (host:port),
 // e.g. an apiserver restarted on another port.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"minicp/faults"
@@ -45,7 +46,10 @@ func (a *app) faultCommand() *cobra.Command {
 				if err := a.probeAPIServer(cmd.Context(), url, a.apiServerFrom(o.server)); err != nil {
 					return err
 				}
-				api := &faultAPI{url: url + "/debug/faults", client: &http.Client{Timeout: 10 * time.Second}}
+				api, err := newFaultAPI(url, a.dataDir)
+				if err != nil {
+					return err
+				}
 				return fn(cmd.Context(), api, args)
 			},
 		}
@@ -141,6 +145,22 @@ func apiServerURL(flagValue, dataDir string) string {
 		}
 	}
 	return defaultAPIServer
+}
+
+// newFaultAPI reaches /debug/faults at url with the credentials of
+// minicp's kubeconfig in dataDir (its token, its CA).
+func newFaultAPI(url, dataDir string) (*faultAPI, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dataDir, "kubeconfig"))
+	if err != nil {
+		cfg = &rest.Config{}
+	}
+	cfg.Host = url
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building a client for %s: %w", url, err)
+	}
+	client.Timeout = 10 * time.Second
+	return &faultAPI{url: url + "/debug/faults", client: client}, nil
 }
 
 type faultAPI struct {

@@ -14,6 +14,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,9 +43,15 @@ type Options struct {
 type Stack struct {
 	ControlPlane *controlplane.ControlPlane
 	DataDir      string
-	// RESTConfig reaches the apiserver; Clientset is built from it (JSON).
+	// RESTConfig reaches the apiserver with the admin token, as the
+	// kubeconfig does; Clientset is built from it (JSON).
 	RESTConfig *rest.Config
 	Clientset  *kubernetes.Clientset
+	// HTTP is a plain HTTP client that sends the admin token (and trusts
+	// minicp's CA), for raw paths: /metrics, /debug/..., hand-made requests.
+	HTTP *http.Client
+	// URL is the apiserver's base URL.
+	URL string
 	// Etcd is a raw etcd client, for asserting what is stored.
 	Etcd *clientv3.Client
 	// Kubeconfig is the path of the kubeconfig minicp wrote.
@@ -82,10 +91,16 @@ func Start(t testing.TB, opts Options) *Stack {
 	s := &Stack{ControlPlane: cp, DataDir: cfg.DataDir, Kubeconfig: cp.KubeconfigPath(), Etcd: cp.EtcdClient()}
 	t.Cleanup(func() { s.Stop(t) })
 
-	s.RESTConfig = &rest.Config{Host: cp.URL(), QPS: -1}
+	s.URL = cp.URL()
+	s.RESTConfig = cp.RESTConfig()
+	s.RESTConfig.QPS = -1
 	s.Clientset, err = kubernetes.NewForConfig(s.RESTConfig)
 	if err != nil {
 		t.Fatalf("building clientset: %v", err)
+	}
+	s.HTTP, err = rest.HTTPClientFor(s.RESTConfig)
+	if err != nil {
+		t.Fatalf("building the HTTP client: %v", err)
 	}
 	return s
 }
@@ -125,4 +140,28 @@ func Context(t testing.TB, d time.Duration) context.Context {
 func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() bool) {
 	t.Helper()
 	testsupport.Eventually(t, timeout, msg, cond)
+}
+
+// CopyCredentials copies the token and the PKI (CA and serving
+// certificate) of the data directory from to the data directory to, so
+// that a stack started on to accepts the clients of the one on from, as a
+// cluster restored from a snapshot keeps its credentials.
+func CopyCredentials(t testing.TB, from, to string) {
+	t.Helper()
+	files := []string{controlplane.TokenFile}
+	for _, f := range []string{controlplane.CACertFile, "ca.key", "apiserver.crt", "apiserver.key"} {
+		files = append(files, filepath.Join(controlplane.PKIDir, f))
+	}
+	if err := os.MkdirAll(filepath.Join(to, controlplane.PKIDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(from, f))
+		if err != nil {
+			t.Fatalf("copying credentials: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(to, f), b, 0o600); err != nil {
+			t.Fatalf("copying credentials: %v", err)
+		}
+	}
 }

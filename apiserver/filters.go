@@ -1,0 +1,124 @@
+package apiserver
+
+// What a web page open in the user's browser could do to a server on
+// loopback, and what stops it. Every request passes guard before any
+// handler runs:
+//
+//  1. Host: a page served from evil.example can make its own name resolve
+//     to 127.0.0.1 (DNS rebinding) and then read everything as "same
+//     origin". The Host header still says evil.example, so only loopback
+//     names and addresses, the bind address and the names of the serving
+//     certificate are answered; anything else is 400.
+//  2. Origin: a browser names the page that sent a request. A write
+//     (anything but GET, HEAD and OPTIONS) from a page of another origin
+//     is 403.
+//  3. Content-Type: a page may send text/plain, form data or no body at
+//     all to any server without asking it first; JSON, YAML, protobuf and
+//     the patch types need the server's consent (a CORS preflight), which
+//     minicp never gives. So every write must carry one of those types,
+//     /debug/ endpoints included: 415 otherwise.
+//  4. Authentication (authn.go): 401 without a valid credential.
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// writeMediaTypes are the Content-Types a write may carry.
+var writeMediaTypes = []string{
+	"application/json", "application/yaml", "application/vnd.kubernetes.protobuf",
+	string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType),
+	string(types.ApplyYAMLPatchType),
+}
+
+// guard runs the checks above, in order, and returns the request with its
+// user, or the error to answer with.
+func (s *Server) guard(req *http.Request) (*http.Request, error) {
+	if err := s.checkHost(req); err != nil {
+		return req, err
+	}
+	if err := checkOrigin(req); err != nil {
+		return req, err
+	}
+	if err := checkWriteContentType(req); err != nil {
+		return req, err
+	}
+	return s.authenticate(req)
+}
+
+// checkHost refuses a Host header that names another server.
+func (s *Server) checkHost(req *http.Request) error {
+	host := req.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || s.allowedHosts[host] {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		bind := net.ParseIP(s.cfg.BindAddress)
+		if ip.IsLoopback() || ip.Equal(bind) || (bind != nil && bind.IsUnspecified()) {
+			return nil
+		}
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the Host header %q names neither a loopback address nor this server "+
+		"(--bind-address %s): minicp refuses it so that a web page cannot reach it through DNS rebinding; "+
+		"connect to 127.0.0.1 or localhost, or to the bind address", req.Host, s.cfg.BindAddress))
+}
+
+// isWrite reports whether a method may change state.
+func isWrite(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// checkOrigin refuses a write sent by a page of another origin.
+func checkOrigin(req *http.Request) error {
+	origin := req.Header.Get("Origin")
+	if origin == "" || !isWrite(req.Method) {
+		return nil
+	}
+	scheme := "http"
+	if req.TLS != nil {
+		scheme = "https"
+	}
+	if u, err := url.Parse(origin); err == nil && u.Scheme == scheme && strings.EqualFold(u.Host, req.Host) {
+		return nil
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+		Message: fmt.Sprintf("a write sent by the web page %s is refused: only pages of this server (%s://%s) may write; "+
+			"use kubectl or client-go", origin, scheme, req.Host),
+	}}
+}
+
+// checkWriteContentType refuses a write whose body is not JSON, YAML,
+// protobuf or a patch. A DELETE without a body needs no Content-Type.
+func checkWriteContentType(req *http.Request) error {
+	if !isWrite(req.Method) || (req.Method == http.MethodDelete && req.ContentLength == 0) {
+		return nil
+	}
+	mediaType := mediaTypeOf(req.Header.Get("Content-Type"))
+	for _, t := range writeMediaTypes {
+		if mediaType == t {
+			return nil
+		}
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("a %s must carry one of these Content-Types: %s (got %q); "+
+			"a web page can send other types to any server unasked, so minicp refuses them",
+			req.Method, strings.Join(writeMediaTypes, ", "), req.Header.Get("Content-Type")),
+	}}
+}

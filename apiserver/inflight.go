@@ -1,0 +1,94 @@
+package apiserver
+
+import (
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// In-flight limits, upstream's --max-requests-inflight (400) and
+// --max-mutating-requests-inflight (200): at most that many reads and
+// writes are served at once; one more is answered at once with 429
+// TooManyRequests and Retry-After: 1, which client-go honours by waiting
+// and retrying. Without a limit, 200 concurrent LISTs of 5,000 objects from
+// etcd take gigabytes of memory.
+//
+// As upstream, long-running requests do not count (watches, which hold
+// their slot for minutes, and /debug/pprof/ profiles), and members of
+// system:masters are never refused. minicp also never refuses the health
+// endpoints, so that a probe tells "busy" from "down".
+
+// retryAfterSeconds is upstream's Retry-After for a refused request.
+const retryAfterSeconds = 1
+
+// inflightLimiter holds one semaphore per kind of request. A nil channel
+// means no limit.
+type inflightLimiter struct {
+	// reads and writes hold one token per request being served; a full
+	// channel means the limit is reached. Never closed.
+	reads, writes chan struct{}
+}
+
+func newInflightLimiter(reads, writes int) *inflightLimiter {
+	l := &inflightLimiter{}
+	if reads > 0 {
+		l.reads = make(chan struct{}, reads)
+	}
+	if writes > 0 {
+		l.writes = make(chan struct{}, writes)
+	}
+	return l
+}
+
+// isLongRunning reports whether a request is exempt from the limits as
+// long-running.
+func isLongRunning(info *requestInfo, path string) bool {
+	return info.verb == verbWatch || isUnder(path, profilingPath)
+}
+
+// isMutating reports whether a request counts against the write limit:
+// every verb but get, list and watch (and HEAD), as upstream.
+func isMutating(info *requestInfo) bool {
+	switch info.verb {
+	case verbGet, verbList, verbWatch, "head":
+		return false
+	}
+	return true
+}
+
+// acquire takes a slot for req, or returns the 429 to answer with. The
+// caller calls release when the request is done.
+func (l *inflightLimiter) acquire(req *http.Request, info *requestInfo) (release func(), err error) {
+	path := req.URL.Path
+	if isLongRunning(info, path) || isUnder(path, "/healthz") || isUnder(path, "/livez") || isUnder(path, "/readyz") {
+		return func() {}, nil
+	}
+	sem := l.reads
+	if isMutating(info) {
+		sem = l.writes
+	}
+	if sem == nil {
+		return func() {}, nil
+	}
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	default:
+	}
+	if u := userFrom(req.Context()); u != nil && u.inGroup(GroupMasters) {
+		return func() {}, nil
+	}
+	return nil, apierrors.NewTooManyRequests("too many requests are in flight (--max-requests-inflight "+
+		"and --max-mutating-requests-inflight): retry after the time given in Retry-After", retryAfterSeconds)
+}
+
+// setRetryAfter copies a Status's retry delay into the Retry-After header,
+// as upstream's error responses do.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	if status, ok := err.(apierrors.APIStatus); ok {
+		if d := status.Status().Details; d != nil && d.RetryAfterSeconds > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))
+		}
+	}
+}
