@@ -146,9 +146,9 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.DurationVar(&c.SlowRequestThreshold, "slow-request-threshold", c.SlowRequestThreshold, "log the phases (admission, cache wait, etcd, encoding, ...) of every request at least this slow; 0 = never")
-	fs.BoolVar(&c.Profiling, "profiling", c.Profiling, "serve Go's runtime profiles at /debug/pprof/ (CPU, heap, goroutines), e.g. go tool pprof http://127.0.0.1:8080/debug/pprof/profile?seconds=20")
+	fs.BoolVar(&c.Profiling, "profiling", c.Profiling, "serve Go's runtime profiles at /debug/pprof/ (CPU, heap, goroutines), e.g. kubectl get --raw '/debug/pprof/profile?seconds=20' > cpu.out; go tool pprof cpu.out")
 	fs.StringVar(&c.TokenAuthFile, "token-auth-file", c.TokenAuthFile, "file of more users, one a line in upstream's format: token,user,uid,\"group1,group2\" (the kubeconfig's token always works)")
-	fs.BoolVar(&c.PhasesHeader, "phases-header", c.PhasesHeader, "return every response with a Minicp-Phases header saying where the request's time went (see it with kubectl -v=8 or curl -i)")
+	fs.BoolVar(&c.PhasesHeader, "phases-header", c.PhasesHeader, "return every response with a Minicp-Phases header saying where the request's time went (see it with kubectl -v=8)")
 }
 
 // Validate reports every problem in c at once.

@@ -35,6 +35,21 @@
 //   - Admission (admission.go): CREATE, UPDATE and DELETE pass an ordered
 //     chain of plugins before storage acts; NamespaceLifecycle keeps
 //     objects out of missing and Terminating namespaces, as upstream's.
+//   - Before anything else (filters.go, authn.go, login.go, inflight.go):
+//     a Host that names another server is 400 (DNS rebinding), a write
+//     from a page of another origin 403, a write without a JSON, YAML,
+//     protobuf or patch Content-Type 415; then the bearer token (or the
+//     live page's session cookie, for reads) says who the user is, 401
+//     without one except on /healthz, /livez, /readyz and /version; then
+//     the in-flight limits answer 429 with Retry-After beyond
+//     --max-requests-inflight reads or --max-mutating-requests-inflight
+//     writes (watches exempt). SelfSubjectReview and
+//     SelfSubjectAccessReview answer who the user is and that every
+//     authenticated user may do everything (selfreview.go).
+//   - Connections (listen.go, connlimit.go): TLS with the serving
+//     certificate, plain HTTP beside it on loopback only; header (32 s)
+//     and idle (90 s) timeouts; a cap on open connections below the
+//     open-files limit.
 //   - Around every request (server.go, timeout.go, trace.go): panic
 //     recovery, the request deadline (504 when exceeded), metrics, -v=2
 //     request logs, and the phases of the request (authentication,
@@ -66,6 +81,12 @@
 //   - A failed request changes nothing: every check on the request runs
 //     before the registry is called.
 //   - Every watch handler stops its registry watch before returning.
+//   - No handler runs for a request that failed the Host, Origin,
+//     Content-Type or credential checks, or that the in-flight limits
+//     refused.
+//   - A request that hits its deadline before its answer started gets a
+//     complete 504 and its connection is closed, so a body that stopped
+//     arriving never holds the client or the connection.
 //
 // Labs in docs/labs exercise these through kubectl and /metrics.
 package apiserver

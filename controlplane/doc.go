@@ -21,15 +21,23 @@
 // an etcd lease through the registry's KeyTTL. The etcd endpoints are
 // written to the data directory (endpoints.go) for minictl and kubelet-sim.
 //
+// Before the apiserver starts it makes, on first start, the admin bearer
+// token (<data-dir>/token, 0600) and a CA with a serving certificate
+// (<data-dir>/pki, pki.go), and keeps them across restarts; the kubeconfig
+// carries the token, the https URL and the CA (credentials.go). minicp's own
+// clients (controllers, simulated nodes) use the token over plain HTTP on
+// loopback, which saves them TLS.
+//
 // Invariants:
 //   - One minicp per data directory: Start takes an exclusive flock on
 //     <data-dir>/minicp.lock (lock.go) before anything else and Close drops
 //     it last; a second minicp fails at once, naming the first one's pid.
 //   - Start gives up when its ctx ends, at any stage, and stops what it
 //     started; Close takes at most ShutdownTimeout for open requests.
-//   - The kubeconfig is written only after the apiserver answers /readyz
-//     and the simulated nodes are registered, so its presence on disk means
-//     "ready".
+//   - The kubeconfig is written only after the apiserver serves and the
+//     simulated nodes are registered, and /readyz fails until it (and the
+//     token file) is on disk, so its presence means "ready". A kubeconfig
+//     left by an earlier run is removed before the apiserver listens.
 //   - The simulated nodes and the node lifecycle controller are the first
 //     things Close stops, before the apiserver they talk to.
 //   - Close stops the stack in the reverse order of Start: no request is

@@ -39,7 +39,12 @@ func TestBrowserAttacksAreRefusedAndChangeNothing(t *testing.T) {
 		{"a form write is 415", "PUT", "/api/v1/namespaces/default/configmaps/x", "a=b", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"a text/plain fault injection is 415", "POST", "/debug/faults", `{"point":"etcd.txn","error":"boom"}`, map[string]string{"Content-Type": "text/plain"}, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"a body-less POST to the debug endpoints is 415", "POST", "/debug/watchcache/configmaps/pause", "", nil, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"a body-less POST from another origin is 403", "POST", "/debug/faults/members/default/stop", "", map[string]string{"Origin": "http://evil.example"}, 403, metav1.StatusReasonForbidden},
 	}
+	// The cases are sent as a page would: without the Authorization header
+	// (a page cannot add one to another site's request unasked). Only such
+	// a header lets a write go without a Content-Type (kubectl create --raw).
+	noToken := clientWithToken(t, s, "")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := currentRevision(t, s)
@@ -53,7 +58,7 @@ func TestBrowserAttacksAreRefusedAndChangeNothing(t *testing.T) {
 			if host := tc.headers["Host"]; host != "" {
 				req.Host = host
 			}
-			status, code := decodeStatus(t, s.HTTP, req)
+			status, code := decodeStatus(t, noToken, req)
 			if code != tc.wantCode || status.Reason != tc.wantReason || status.Message == "" {
 				t.Errorf("got %d %q %q, want %d %q with a message", code, status.Reason, status.Message, tc.wantCode, tc.wantReason)
 			}
@@ -61,6 +66,13 @@ func TestBrowserAttacksAreRefusedAndChangeNothing(t *testing.T) {
 				t.Errorf("etcd revision moved %d -> %d: a refused request wrote", before, after)
 			}
 		})
+	}
+
+	// With the bearer token a write may omit its Content-Type, as kubectl
+	// create --raw does.
+	req, _ := http.NewRequest("POST", s.URL+"/debug/watchcache/configmaps/pause", nil)
+	if status, code := decodeStatus(t, s.HTTP, req); code != http.StatusOK {
+		t.Errorf("a body-less POST with the token: got %d %q, want 200", code, status.Message)
 	}
 
 	// What is allowed: loopback names, and a write from the server's own origin.
@@ -71,7 +83,7 @@ func TestBrowserAttacksAreRefusedAndChangeNothing(t *testing.T) {
 			t.Errorf("Host %s: got %d, want 200", host, code)
 		}
 	}
-	req, _ := http.NewRequest("POST", s.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(cm))
+	req, _ = http.NewRequest("POST", s.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(cm))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Origin", s.URL)
 	if status, code := decodeStatus(t, s.HTTP, req); code != http.StatusCreated {
