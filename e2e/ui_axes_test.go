@@ -71,7 +71,7 @@ func TestLivePageAxisZoomsByItselfAndItsLabelsNeverOverlap(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
+	page := startChromium(t, s.ControlPlane.LoginURL())
 	framework.Eventually(t, 20*time.Second, "the main axis to show the compaction", func() bool {
 		return axisText(page, "main", "text.compacted-label") == fmt.Sprintf("compacted %d", rev)
 	})
@@ -114,7 +114,7 @@ func TestLivePageDrawsEachEtcdClusterOnItsOwnAxis(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	page := startChromium(t, s.ControlPlane.URL()+"/ui/")
+	page := startChromium(t, s.ControlPlane.LoginURL())
 	framework.Eventually(t, 20*time.Second, "each axis's now to be its own cluster's revision", func() bool {
 		view := getView[ui.EtcdView](t, s, ui.EtcdPath)
 		if len(view.Clusters) != 2 || view.Clusters[1].Name != "events" {
