@@ -32,7 +32,7 @@ func TestBadRequestsAreAnsweredWithUpstreamStatus(t *testing.T) {
 		{"unknown group version is 404 NotFound naming it", "GET", "/apis/example.com/v1/namespaces/default/widgets", "", nil, 404, metav1.StatusReasonNotFound, "minicp does not serve the resource \"widgets\" in the group version example.com/v1; `kubectl api-resources`"},
 		{"unknown subresource is 404 NotFound naming it", "GET", pods + "/existing/ephemeralcontainers", "", nil, 404, metav1.StatusReasonNotFound, "minicp does not serve the subresource \"ephemeralcontainers\" of pods; `kubectl api-resources`"},
 		{"logs of a pod are 400 BadRequest: no containers run", "GET", pods + "/existing/log", "", nil, 400, metav1.StatusReasonBadRequest, "pod \"existing\" has no logs to read: minicp stores pods but runs no containers"},
-		{"exec in a pod is 400 BadRequest: no containers run", "POST", pods + "/existing/exec?command=sh", "", nil, 400, metav1.StatusReasonBadRequest, "pod \"existing\" has nothing to exec in: minicp stores pods but runs no containers"},
+		{"exec in a pod is 400 BadRequest: no containers run", "POST", pods + "/existing/exec?command=sh", "", []string{jsonBody}, 400, metav1.StatusReasonBadRequest, "pod \"existing\" has nothing to exec in: minicp stores pods but runs no containers"},
 		{"logs of a missing pod are 404 NotFound", "GET", pods + "/missing/log", "", nil, 404, metav1.StatusReasonNotFound, `pods "missing" not found`},
 		{"cluster-scoped resource inside a namespace is 404 NotFound", "GET", "/api/v1/namespaces/default/nodes", "", nil, 404, metav1.StatusReasonNotFound, "nodes are cluster-scoped"},
 		{"path outside the API is 404 NotFound", "GET", "/nothing/here", "", nil, 404, metav1.StatusReasonNotFound, "could not find"},
