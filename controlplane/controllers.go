@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"k8s.io/client-go/rest"
-
 	"minicp/controllers/garbagecollector"
 )
 
@@ -25,7 +23,7 @@ func (cp *ControlPlane) startGarbageCollector() error {
 		return nil
 	}
 	gc, err := garbagecollector.New(garbagecollector.Config{
-		REST:    &rest.Config{Host: cp.api.URL(), QPS: -1},
+		REST:    withQPS(cp.clientConfig(), -1),
 		Metrics: cp.metrics,
 		Logger:  cp.logger.With("component", "garbage-collector"),
 		// Upstream's collector reports as "garbage-collector-controller".

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,12 +45,10 @@ func TestInflightLimitsAnswer429WithRetryAfterAndWatchesDoNotCount(t *testing.T)
 	}
 
 	// A read waiting for a future resourceVersion holds the one read slot.
-	go func() {
-		resp, err := s.HTTP.Get(s.URL + "/api/v1/namespaces/default/pods?resourceVersion=99999999&timeout=4s")
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
+	holdSlot(t, s, func() *http.Request {
+		req, _ := http.NewRequest("GET", s.URL+"/api/v1/namespaces/default/pods?resourceVersion=99999999&timeout=4s", nil)
+		return req
+	})
 	expect429(t, s, func() *http.Request {
 		req, _ := http.NewRequest("GET", s.URL+"/api/v1/namespaces", nil)
 		return req
@@ -61,13 +60,36 @@ func TestInflightLimitsAnswer429WithRetryAfterAndWatchesDoNotCount(t *testing.T)
 
 	// A write held 4 s in admission holds the one write slot.
 	addFault(t, s, faults.Fault{Point: faults.Admission, Resource: "configmaps", Delay: faults.Duration(4 * time.Second)})
+	holdSlot(t, s, func() *http.Request { return configMapPost(s, "held") })
+	// The probes are pods, which the fault does not hold: each one that
+	// gets the slot is done at once, so one soon finds it taken.
+	probes := 0
+	expect429(t, s, func() *http.Request {
+		probes++
+		body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"probe-%d"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, probes)
+		req, _ := http.NewRequest("POST", s.URL+"/api/v1/namespaces/default/pods", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	})
+}
+
+// holdSlot sends slow requests one after another until the test ends, so
+// that one holds a slot even when a probe took it first and the slow one
+// was refused.
+func holdSlot(t *testing.T, s *framework.Stack, newReq func() *http.Request) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}) // closed when the goroutine below returns
+	t.Cleanup(func() { cancel(); <-done })
+	// This goroutine ends when the test's cleanup cancels ctx.
 	go func() {
-		req := configMapPost(s, "held")
-		if resp, err := s.HTTP.Do(req); err == nil {
-			resp.Body.Close()
+		defer close(done)
+		for ctx.Err() == nil {
+			if resp, err := s.HTTP.Do(newReq().WithContext(ctx)); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
 		}
 	}()
-	expect429(t, s, func() *http.Request { return configMapPost(s, "refused") })
 }
 
 func configMapPost(s *framework.Stack, name string) *http.Request {
