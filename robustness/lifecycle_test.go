@@ -4,6 +4,7 @@ package robustness
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 
 	"minicp/internal/testsupport"
 )
@@ -117,15 +120,15 @@ func TestApiserverPortInUseSuggestsPortZero(t *testing.T) {
 // portOf reads the apiserver's port from the kubeconfig minicp wrote.
 func portOf(t *testing.T, dataDir string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dataDir, "kubeconfig"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dataDir, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(b), "server: http://127.0.0.1:")
-	if !ok {
-		t.Fatalf("no loopback server in the kubeconfig:\n%s", b)
+	u, err := url.Parse(cfg.Host)
+	if err != nil || u.Hostname() != "127.0.0.1" {
+		t.Fatalf("no loopback server in the kubeconfig: %q (%v)", cfg.Host, err)
 	}
-	port, err := strconv.Atoi(strings.TrimRightFunc(after[:strings.IndexByte(after, '\n')], func(r rune) bool { return r < '0' || r > '9' }))
+	port, err := strconv.Atoi(u.Port())
 	if err != nil {
 		t.Fatal(err)
 	}

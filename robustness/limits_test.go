@@ -5,7 +5,6 @@ package robustness
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,7 +30,6 @@ import (
 // connected before keeps writing. Once the flood ends, new clients are
 // served.
 func TestAConnectionFloodDoesNotKillMinicp(t *testing.T) {
-	requireFlag(t, "max-connections")
 	const limit = 1024
 	c := startChild(t, childOptions{NoFile: limit})
 	cs := c.clientset()
@@ -142,7 +139,6 @@ func openIdleConnections(t *testing.T, cfg *rest.Config, n int) []net.Conn {
 // Retry-After header; reads and writes have limits of their own, and open
 // watches take no slot.
 func TestInflightLimitsAnswer429WithRetryAfter(t *testing.T) {
-	requireFlag(t, "max-requests-inflight")
 	// A user outside system:masters, whom the limits apply to.
 	tokens := filepath.Join(t.TempDir(), "tokens.csv")
 	if err := os.WriteFile(tokens, []byte("robustness-token,robustness-user,1001,robustness\n"), 0o600); err != nil {
@@ -255,7 +251,6 @@ func checkTooMany(t *testing.T, what string, a answer) {
 // --request-timeout, with a Status and a closed connection, instead of
 // holding the connection while the client waits.
 func TestAStalledBodyEndsWithAStatusAndAClosedConnection(t *testing.T) {
-	requireFlag(t, "max-connections")
 	const timeout = 3 * time.Second
 	c := startChild(t, childOptions{Flags: []string{fmt.Sprintf("--request-timeout=%s", timeout)}})
 	createNamespace(t, c.clientset())
@@ -366,22 +361,4 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(req)
-}
-
-var (
-	helpOnce sync.Once
-	helpText string
-)
-
-// requireFlag skips the test if the minicp under test has no such flag:
-// the behaviour it checks comes with that flag.
-func requireFlag(t *testing.T, flag string) {
-	t.Helper()
-	helpOnce.Do(func() {
-		out, _ := exec.CommandContext(context.Background(), minicpBinary, "-h").CombinedOutput()
-		helpText = string(out)
-	})
-	if !strings.Contains(helpText, "-"+flag+" ") && !strings.Contains(helpText, "-"+flag+"\n") {
-		t.Skipf("this minicp has no --%s: the connection cap, in-flight limits and body timeout it comes with are not in this build", flag)
-	}
 }
