@@ -157,7 +157,9 @@ type ports struct {
 // (for an events member).
 func freePorts() (ports, error) {
 	for try := 0; try < 100; try++ {
-		base := 20000 + rand.IntN(40000)
+		// Below the kernel's ephemeral range (32768 and up on Linux), where
+		// other programs' port-0 listeners could take them mid-lab.
+		base := 10000 + rand.IntN(22000)
 		p := ports{api: base, proxy: base + 1, client: base + 10, peer: base + 20}
 		if allFree(p.api, p.proxy, p.client, p.client+1, p.client+2, p.peer, p.peer+1, p.peer+2,
 			p.client+100, p.peer+100) {
