@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -344,7 +343,7 @@ func TestMetadataInformersAndTheCollectorsMetrics(t *testing.T) {
 	deleteWith(t, ctx, s.Clientset, "owner", metav1.DeletePropagationBackground)
 	framework.Eventually(t, 20*time.Second, "the metadata informer to see the dependent collected", saw(dep.Name, "deleted"))
 
-	resp, err := http.Get(s.ControlPlane.URL() + "/metrics")
+	resp, err := s.HTTP.Get(s.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
