@@ -41,6 +41,11 @@ type Config struct {
 	BindAddress string
 	// Port is the TCP port; 0 picks a free one (see Server.URL).
 	Port int
+	// Listener, when set, is the socket Start serves on instead of
+	// listening on BindAddress:Port itself (made with Listen): the control
+	// plane binds it first, to know the apiserver's address before it
+	// writes the kubernetes Service's endpoints. Start takes it over.
+	Listener net.Listener
 	// RequestTimeout bounds every request except watches (upstream
 	// --request-timeout). A request's `?timeout=` may shorten it.
 	RequestTimeout time.Duration

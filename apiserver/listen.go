@@ -68,17 +68,29 @@ func (c *Config) loadTLS() (*tls.Config, []string, error) {
 	}, leaf.DNSNames, nil
 }
 
+// Listen binds the socket cfg names (BindAddress:Port, a free port for
+// 0), with the advice a taken port deserves.
+func Listen(cfg Config) (net.Listener, error) {
+	addr := net.JoinHostPort(cfg.BindAddress, fmt.Sprint(cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("apiserver port %d is already in use: pass --port 0 for a free port or stop the other process (%w)", cfg.Port, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: listening on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
 // listeners opens the listening socket and splits it into what the HTTP
 // server serves: plain, TLS, or both. closeRoot closes the socket itself
 // when a split owns it.
 func (s *Server) listeners() (root net.Listener, serve []net.Listener, startSplit func(), err error) {
-	addr := net.JoinHostPort(s.cfg.BindAddress, fmt.Sprint(s.cfg.Port))
-	ln, err := net.Listen("tcp", addr)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, nil, nil, fmt.Errorf("apiserver port %d is already in use: pass --port 0 for a free port or stop the other process (%w)", s.cfg.Port, err)
-	}
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("apiserver: listening on %s: %w", addr, err)
+	ln := s.cfg.Listener
+	if ln == nil {
+		if ln, err = Listen(s.cfg); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	root = limitConnections(ln, s.maxConnections())
 	if !s.cfg.tlsEnabled() {

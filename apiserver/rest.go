@@ -26,7 +26,7 @@ func routeVerb(info *requestInfo, res *registry.Resource) (h restHandler, allowe
 	switch {
 	case info.subresource == "finalize": // namespaces: replaced, never read
 		allowed = []string{http.MethodPut}
-	case info.subresource != "": // "status"
+	case info.subresource != "": // "status", "scale"
 		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPatch}
 	case info.name != "":
 		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete}
@@ -82,6 +82,9 @@ func (s *Server) serveREST(w http.ResponseWriter, req *http.Request, info *reque
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		writeError(w, req, methodNotAllowed(info, res))
 		return
+	}
+	if info.subresource == "scale" {
+		h = (*Server).serveScale
 	}
 	if err := h(s, w, req, info, res); err != nil {
 		writeError(w, req, err)

@@ -11,6 +11,7 @@ import (
 	"minicp/apiserver"
 	"minicp/embedetcd"
 	"minicp/registry"
+	"minicp/registry/rangealloc"
 	"minicp/watchcache"
 )
 
@@ -46,6 +47,13 @@ type Config struct {
 	// (kube-controller-manager's and kube-apiserver's
 	// --enable-garbage-collector, default true).
 	EnableGarbageCollector bool
+	// ServiceClusterIPRange is the CIDR Services' ClusterIPs come from
+	// (upstream --service-cluster-ip-range); its first address is the
+	// kubernetes Service's.
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the ports NodePorts come from (upstream
+	// --service-node-port-range).
+	ServiceNodePortRange string
 
 	Etcd       embedetcd.Config
 	APIServer  apiserver.Config
@@ -67,6 +75,8 @@ func NewConfig() Config {
 		EventTTL:               time.Hour,
 		EtcdCompactionInterval: registry.DefaultCompactionInterval,
 		EnableGarbageCollector: true,
+		ServiceClusterIPRange:  "10.0.0.0/24",
+		ServiceNodePortRange:   "30000-32767",
 		Etcd:                   embedetcd.NewConfig(),
 		APIServer:              apiserver.NewConfig(),
 		WatchCache:             watchcache.NewConfig(),
@@ -86,6 +96,8 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.EnableGarbageCollector, "enable-garbage-collector", c.EnableGarbageCollector, "run the garbage collector: dependents whose owners are gone are deleted, and DELETE honours the Orphan and Foreground propagation policies")
 	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "how long events are retained: each Event key is bound to an etcd lease of this TTL")
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often the apiserver compacts etcd's history (taking turns with other apiservers through compact_rev_key); 0 disables it")
+	fs.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", c.ServiceClusterIPRange, "CIDR from which Services get their ClusterIPs; its first address is the kubernetes Service's")
+	fs.StringVar(&c.ServiceNodePortRange, "service-node-port-range", c.ServiceNodePortRange, "ports from which NodePort and LoadBalancer Services get their NodePorts, <low>-<high>")
 	fs.IntVar(&c.Etcd.Members, "etcd-members", c.Etcd.Members, "number of embedded etcd members, 1 or 3; with 3 and the default ports, clients use 2379-2381 and peers 12380-12382")
 	c.Etcd.AddFlags(fs)
 	c.APIServer.AddFlags(fs)
@@ -110,6 +122,12 @@ func (c *Config) Validate() error {
 	}
 	if c.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval must not be negative (0 disables compaction), got %s", c.EtcdCompactionInterval))
+	}
+	if _, err := rangealloc.ParseIPRange(c.ServiceClusterIPRange); err != nil {
+		errs = append(errs, fmt.Errorf("--service-cluster-ip-range: %w", err))
+	}
+	if _, err := rangealloc.ParsePortRange(c.ServiceNodePortRange); err != nil {
+		errs = append(errs, fmt.Errorf("--service-node-port-range: %w", err))
 	}
 	if c.embedded() {
 		etcd := c.embeddedEtcd()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,10 +43,11 @@ type ControlPlane struct {
 	compactor  *registry.Compactor // the apiserver's etcd compactor (compaction.go)
 	cache      *watchcache.Cache   // in front of store (watchcache.go)
 	api        *apiserver.Server
-	nodes      *nodes     // simulated nodes and the node lifecycle controller (nodes.go)
-	triage     *triage    // events etcd, faults, namespace controller, object counts (triage.go)
-	events     *eventSink // the controllers' event broadcaster (events.go)
-	gc         *gcLoop    // the garbage collector, nil when disabled (controllers.go)
+	nodes      *nodes       // simulated nodes and the node lifecycle controller (nodes.go)
+	triage     *triage      // events etcd, faults, namespace controller, object counts (triage.go)
+	events     *eventSink   // the controllers' event broadcaster (events.go)
+	gc         *gcLoop      // the garbage collector, nil when disabled (controllers.go)
+	listener   net.Listener // the apiserver's socket, bound first; api.Start takes it over
 
 	kubeconfig string
 	lock       *dataDirLock // the data directory's lock, held until Close (lock.go)
@@ -118,12 +120,27 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		Metrics:          cp.metrics,
 		GarbageCollector: cfg.EnableGarbageCollector,
 		Logger:           cp.logger,
+
+		ServiceClusterIPRange: cfg.ServiceClusterIPRange,
+		ServiceNodePortRange:  cfg.ServiceNodePortRange,
 	}))
 	if err != nil {
 		return nil, err
 	}
 	if err := cp.ensureNamespaces(ctx); err != nil {
 		return nil, err
+	}
+	// The apiserver's socket is bound before anything else is written, so
+	// the kubernetes Service's endpoints can name it; like the namespaces,
+	// they are then in etcd before the watch cache lists. A failure here
+	// (etcd refusing writes) is logged, not fatal, as upstream's
+	// reconciler's: the apiserver serves without them.
+	if cp.listener, err = apiserver.Listen(cp.cfg.APIServer); err != nil {
+		return nil, err
+	}
+	cp.cfg.APIServer.Listener = cp.listener
+	if err := cp.ensureKubernetesService(ctx); err != nil {
+		cp.logger.Warn("could not write the kubernetes Service and its endpoints", "err", err)
 	}
 	cp.startCompactor()
 	if err := cp.startWatchCache(ctx); err != nil {
@@ -273,6 +290,11 @@ func (cp *ControlPlane) Close() error {
 			ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			errs = append(errs, cp.api.Shutdown(ctx))
 			cancel()
+		}
+		if cp.listener != nil {
+			// Closed by Shutdown once served; a start that failed before
+			// serving leaves it to be closed here (a second Close is harmless).
+			_ = cp.listener.Close()
 		}
 		if cp.cache != nil {
 			cp.cache.Close()

@@ -20,7 +20,7 @@ var (
 
 // Builtin returns every built-in resource minicp serves, in discovery order.
 func Builtin() []*Resource {
-	return []*Resource{
+	resources := []*Resource{
 		{
 			GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
 			ShortNames: []string{"ns"}, Prefix: "/registry/namespaces",
@@ -78,6 +78,9 @@ func Builtin() []*Resource {
 			New:            func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
 		},
 	}
+	resources = append(resources, coreKinds()...)
+	resources = append(resources, workloadKinds()...)
+	return append(resources, clusterKinds()...)
 }
 
 // NewBuiltinTable returns a Table of Builtin. It panics if the built-in

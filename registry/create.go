@@ -37,9 +37,14 @@ func (s *Store) Create(ctx context.Context, res *Resource, namespace string, obj
 	if err := s.beforeCreate(res, namespace, obj); err != nil {
 		return nil, err
 	}
+	done, err := s.allocate(ctx, res, obj, nil, opts.DryRun)
+	if err != nil {
+		return nil, err
+	}
 	for attempt := 1; ; attempt++ {
 		out, err := s.create(ctx, res, obj, opts)
 		if !nameIsGenerated || !apierrors.IsAlreadyExists(err) || attempt == generateNameAttempts {
+			done(ctx, err == nil)
 			return out, err
 		}
 		m.SetName("")

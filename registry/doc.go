@@ -85,6 +85,18 @@
 // Printers (printer*.go, printers_*.go) are the columns `kubectl get`
 // shows, after upstream's.
 //
+// The kinds beyond pods, nodes, namespaces, config maps, events and leases
+// (builtin_kinds.go) take their defaults and validation from kinds_*.go and
+// the spec/status/generation rules of generation.go: metadata.generation
+// is 1 on create and grows with every spec change only. events.k8s.io/v1
+// Events are core/v1 Events stored at the same keys, converted by their
+// storage codec (Resource.StoredAs, stored_form.go). A Service's ClusterIP
+// and NodePorts come from the Store's allocators (service_alloc.go, package
+// rangealloc), taken after validation and before the write, given back if
+// the write fails or when the Service is deleted (Strategy.Allocate and
+// Strategy.Release, allocate.go). The scale subresource is a view of the
+// object (scale.go); the apiserver serves it.
+//
 // Every etcd request goes through one client wrapper (etcdclient.go): it
 // sends the keys of resources moved by Options.EtcdOverrides (events, as
 // kube-apiserver's --etcd-servers-overrides) to their own cluster, passes

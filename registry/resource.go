@@ -67,6 +67,10 @@ type Resource struct {
 	// upstream does for events). minicp's Node Lease binding is per
 	// object, not per resource: see Options.KeyTTL.
 	TTL TTLPolicy
+	// StoredAs, when set, is the other kind's shape the objects are stored
+	// in (events.k8s.io/v1 Events are stored as core/v1 Events, at the same
+	// keys, as upstream): the storage codec converts (stored_form.go).
+	StoredAs *StoredForm
 
 	// Strategy holds the resource's defaulting, validation and update
 	// rules (strategy.go). Nil: metadata-only rules (DefaultStrategy):

@@ -6,6 +6,7 @@ package registry
 // them (system fields, name generation, immutable metadata) are here.
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -76,6 +77,15 @@ type Strategy struct {
 	// DefaultGCPolicy is what a DELETE naming no propagation policy does
 	// with the object's dependents.
 	DefaultGCPolicy GCPolicy
+	// Allocate takes what a write of obj needs from the stack's
+	// allocators (a Service's ClusterIP and NodePorts), after validation
+	// and before the etcd write; old is nil on create. The returned done
+	// is called once the write is decided: written false undoes the
+	// allocation, true completes it (an update frees what it gave up).
+	// Nil: nothing to allocate.
+	Allocate func(ctx context.Context, a *Allocators, obj, old runtime.Object) (done func(ctx context.Context, written bool), err error)
+	// Release gives back what a deleted object held. Nil: nothing.
+	Release func(ctx context.Context, a *Allocators, obj runtime.Object)
 }
 
 // DeleteAction is what a DELETE does to a resource whose strategy makes

@@ -150,6 +150,18 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		out, fresh, err := s.deleteDuringUpdate(ctx, res, key, state, data)
 		return out, false, fresh, err
 	}
+	done, err := s.allocate(ctx, res, newObj, state.obj, false)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	written := false
+	defer func() { done(ctx, written) }()
+	if res.strategy().Allocate != nil {
+		// What the allocators gave (a NodePort) is part of the object.
+		if data, err = s.encode(res, newObj); err != nil {
+			return nil, false, nil, err
+		}
+	}
 	lease, err := s.leaseFor(ctx, res, newObj, state.lease)
 	if err != nil {
 		return nil, false, nil, err
@@ -177,6 +189,7 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		}
 		return nil, false, fresh, nil
 	}
+	written = true
 	out, err = s.decode(res, data, applied)
 	return out, creating, nil, err
 }

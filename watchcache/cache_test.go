@@ -246,7 +246,8 @@ func TestNodeScopedListsAndWatchesUseTheNodeIndex(t *testing.T) {
 // A re-list (here: the cache's etcd watch ends) ends every client watch,
 // counts the re-initialisation, and restarts the window.
 func TestReinitialisationEndsEveryWatchAndRestartsTheWindow(t *testing.T) {
-	feeds := make(chan watch.Interface, 10)
+	// Room for every resource's feed and its re-list's, so that no feed waits.
+	feeds := make(chan watch.Interface, 2*len(testResources.All())+2)
 	h := startCache(t)
 	h.cache.Close()
 	// Same stack, but the cache's store hands each feed's watch to the test.

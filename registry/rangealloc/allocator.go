@@ -26,9 +26,6 @@ var (
 	ErrNotInRange = errors.New("provided value is not in the valid range")
 )
 
-// maxAttempts bounds the retries of a write that keeps losing races.
-const maxAttempts = 16
-
 // Allocator is one range kept at one etcd key. It is safe for concurrent
 // use: every operation reads the key, changes a copy of its bitmap and
 // writes it back only if the key did not change in between.
@@ -51,10 +48,11 @@ func newAllocator(kv clientv3.KV, codec runtime.Codec, key, spec string, size, r
 }
 
 // update runs change on the stored bitmap and writes the result, retrying
-// when another writer got there first. change returns whether anything
+// with the fresh state when another writer got there first, until ctx ends
+// (as upstream's GuaranteedUpdate). change returns whether anything
 // changed; nothing is written otherwise.
 func (a *Allocator) update(ctx context.Context, change func(*bitmap) (bool, error)) error {
-	for range maxAttempts {
+	for ctx.Err() == nil {
 		resp, err := a.kv.Get(ctx, a.key)
 		if err != nil {
 			return err
@@ -92,7 +90,7 @@ func (a *Allocator) update(ctx context.Context, change func(*bitmap) (bool, erro
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: gave up after %d conflicting writes", a.key, maxAttempts)
+	return fmt.Errorf("%s: %w", a.key, ctx.Err())
 }
 
 // allocate marks offset used; ErrAllocated if it was.

@@ -1,0 +1,102 @@
+package registry
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"minicp/registry/rangealloc"
+)
+
+func testAllocators(t *testing.T, cidr, ports string) *Allocators {
+	t.Helper()
+	client := startEtcd(t)
+	codec := Codecs.CodecForVersions(protobuf.NewSerializer(Scheme, Scheme), Codecs.UniversalDeserializer(), corev1.SchemeGroupVersion, corev1.SchemeGroupVersion)
+	ipRange, err := rangealloc.ParseIPRange(cidr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	portRange, err := rangealloc.ParsePortRange(ports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Allocators{IPs: rangealloc.NewIPs(client, codec, ipRange), Ports: rangealloc.NewPorts(client, codec, portRange)}
+}
+
+func nodePortService(name string, ports ...int32) *corev1.Service {
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort}}
+	svc.Name = name
+	for i, p := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: string(rune('a' + i)), Port: p})
+	}
+	defaultService(svc)
+	return svc
+}
+
+func TestServiceAllocationTakesReleasesAndRefusesTakenValues(t *testing.T) {
+	a := testAllocators(t, "10.0.0.0/29", "30000-30003") // 6 addresses, 4 ports
+	ctx := context.Background()
+	first := nodePortService("first", 80)
+	if _, err := a.allocateService(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	spec := first.Spec
+	if spec.ClusterIP == "" || spec.ClusterIPs[0] != spec.ClusterIP || spec.IPFamilies[0] != corev1.IPv4Protocol ||
+		*spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack || spec.Ports[0].NodePort < 30000 {
+		t.Fatalf("got %+v", spec)
+	}
+	taken := nodePortService("taken", 80)
+	taken.Spec.ClusterIP = spec.ClusterIP
+	_, err := a.allocateService(ctx, taken)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("a taken clusterIP: got %v, want 422", err)
+	}
+	taken.Spec.ClusterIP = ""
+	taken.Spec.Ports[0].NodePort = spec.Ports[0].NodePort
+	if _, err := a.allocateService(ctx, taken); !apierrors.IsInvalid(err) {
+		t.Fatalf("a taken nodePort: got %v, want 422", err)
+	}
+	// The failed create released the IP it had taken: 5 are left.
+	for i := 0; i < 5; i++ {
+		svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+		defaultService(svc)
+		if _, err := a.allocateService(ctx, svc); err != nil {
+			t.Fatalf("address %d of 5: %v", i+1, err)
+		}
+	}
+	full := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := a.allocateService(ctx, full); !apierrors.IsInternalError(err) {
+		t.Fatalf("a full range: got %v, want 500", err)
+	}
+	a.releaseService(ctx, first)
+	again := nodePortService("again", 80, 81, 82, 83)
+	if _, err := a.allocateService(ctx, again); err != nil {
+		t.Fatalf("after a release, all 4 ports and an address: %v", err)
+	}
+}
+
+func TestServiceUpdateAllocatesNewPortsAndFreesDroppedOnes(t *testing.T) {
+	a := testAllocators(t, "10.0.0.0/24", "30000-30001")
+	ctx := context.Background()
+	old := nodePortService("svc", 80, 81)
+	if _, err := a.allocateService(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	asClusterIP := old.DeepCopy()
+	asClusterIP.Spec.Type = corev1.ServiceTypeClusterIP
+	_, freed, err := a.updateService(ctx, asClusterIP, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asClusterIP.Spec.Ports[0].NodePort != 0 || len(freed.ports) != 2 {
+		t.Fatalf("ClusterIP keeps node ports %v, frees %v", asClusterIP.Spec.Ports, freed.ports)
+	}
+	freed.undo(ctx)
+	other := nodePortService("other", 80, 81)
+	if _, err := a.allocateService(ctx, other); err != nil {
+		t.Fatalf("the freed ports were not given back: %v", err)
+	}
+}
