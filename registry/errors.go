@@ -183,3 +183,14 @@ func isNoSpace(err error) bool { return errors.Is(err, rpctypes.ErrNoSpace) }
 
 // isLeaseNotFound: a write or KeepAlive named a lease etcd no longer has.
 func isLeaseNotFound(err error) bool { return errors.Is(err, rpctypes.ErrLeaseNotFound) }
+
+// apiStatusOf returns err when it is (or wraps) an API Status, as a
+// storage codec returns one to say why an object cannot be read or
+// written (a custom resource needing a conversion webhook), else nil.
+func apiStatusOf(err error) error {
+	var status apierrors.APIStatus
+	if err != nil && errors.As(err, &status) {
+		return err
+	}
+	return nil
+}

@@ -71,6 +71,17 @@ type Resource struct {
 	// in (events.k8s.io/v1 Events are stored as core/v1 Events, at the same
 	// keys, as upstream): the storage codec converts (stored_form.go).
 	StoredAs *StoredForm
+	// StorageCodec, when set, is how the objects are encoded in and
+	// decoded from etcd, instead of the scheme's codec of
+	// StorageMediaType: custom resources are Unstructured objects stored
+	// as JSON at their storage version (package crd). Errors it returns
+	// that are API Statuses reach the client as they are.
+	StorageCodec runtime.Codec
+	// TextOnly: the objects are served and accepted as JSON and YAML only,
+	// as upstream serves custom resources (a protobuf body is 415, an
+	// Accept header naming only protobuf 406). Their objects are
+	// runtime.Unstructured and carry their own apiVersion and kind.
+	TextOnly bool
 
 	// Strategy holds the resource's defaulting, validation and update
 	// rules (strategy.go). Nil: metadata-only rules (DefaultStrategy):

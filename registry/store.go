@@ -185,6 +185,9 @@ func NewStore(client *clientv3.Client, table *Table, opts Options) (*Store, erro
 // newStorageCodec returns the codec res is stored with: its own media
 // type, else the Store's, encoding to the resource's group version.
 func newStorageCodec(res *Resource, mediaType string) (runtime.Codec, error) {
+	if res.StorageCodec != nil {
+		return res.StorageCodec, nil
+	}
 	if res.StorageMediaType != "" {
 		mediaType = res.StorageMediaType
 	}
@@ -210,6 +213,9 @@ func (s *Store) Client() *clientv3.Client { return s.client }
 // Codec returns the codec objects of res are stored with: it encodes to the
 // resource's group version in the Store's media type, and decodes both.
 func (s *Store) Codec(res *Resource) runtime.Codec {
+	if res.StorageCodec != nil {
+		return res.StorageCodec
+	}
 	if c, ok := s.codecs[res.GroupResource()]; ok {
 		return c
 	}
@@ -249,6 +255,9 @@ func (s *Store) encode(res *Resource, obj runtime.Object) ([]byte, error) {
 		return nil, apierrors.NewInternalError(err)
 	}
 	data, err := runtime.Encode(s.Codec(res), obj)
+	if status := apiStatusOf(err); status != nil {
+		return nil, status
+	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}
@@ -257,13 +266,19 @@ func (s *Store) encode(res *Resource, obj runtime.Object) ([]byte, error) {
 
 // decode turns stored bytes into an object of res stamped with rev as its
 // resourceVersion. TypeMeta is left empty, as in objects upstream's storage
-// returns; the HTTP encoder sets apiVersion and kind.
+// returns; the HTTP encoder sets apiVersion and kind. Unstructured objects
+// (custom resources) keep theirs: they have no other.
 func (s *Store) decode(res *Resource, data []byte, rev int64) (runtime.Object, error) {
 	obj := res.New()
 	if _, _, err := s.Codec(res).Decode(data, nil, obj); err != nil {
+		if status := apiStatusOf(err); status != nil {
+			return nil, status
+		}
 		return nil, apierrors.NewInternalError(fmt.Errorf("decoding %s from etcd: %w", res.Kind, err))
 	}
-	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	if _, ok := obj.(runtime.Unstructured); !ok {
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	}
 	if err := stampObject(obj, rev); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -1,0 +1,34 @@
+// Package crd serves CustomResourceDefinitions and the custom resources
+// they define. A CRD is an object like any other (apiextensions.k8s.io/v1,
+// cluster-scoped, stored at /registry/apiextensions.k8s.io/
+// customresourcedefinitions/<name>); what makes it special is that, once
+// a controller has accepted its names and marked it Established, its
+// custom resources become resources of the running stack: entries of the
+// stack's registry.Table, added and removed at run time, served by the
+// same Store, watch cache and apiserver as the built-in kinds.
+//
+// # From a CRD to a served resource
+//
+//   - ResourceFor (resource.go) turns one served version of a CRD into a
+//     registry.Resource: names and scope from status.acceptedNames, the
+//     etcd prefix /registry/<group>/<plural>, objects as
+//     *unstructured.Unstructured stored as JSON at the storage version
+//     (resource_codec.go), the write rules every custom resource follows
+//     (resource_strategy.go), the scale subresource (resource_scale.go)
+//     and printer columns (resource_print.go).
+//   - Every served version is a Resource of its own over the same prefix:
+//     a request at any version reads and writes the same etcd keys. With
+//     the None conversion strategy only apiVersion differs; with Webhook,
+//     a request that would need a conversion gets a Status saying minicp
+//     calls no webhooks.
+//
+// # Invariants
+//
+//   - A Resource built here is never changed: when a CRD changes, the
+//     stack replaces its descriptors in one swap of the table.
+//   - Custom resources are JSON in etcd, never protobuf, and are served
+//     only as JSON and YAML (Resource.TextOnly), as upstream.
+//   - metadata.generation is 1 on create and grows with every change
+//     outside metadata (and outside status when the status subresource is
+//     on); with a status subresource, only it writes status.
+package crd
