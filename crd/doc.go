@@ -16,6 +16,12 @@
 //     (resource_codec.go), the write rules every custom resource follows
 //     (resource_strategy.go), the scale subresource (resource_scale.go)
 //     and printer columns (resource_print.go).
+//   - NewVersion (version.go) compiles one version's schema with
+//     apiextensions' own packages: the structural schema, pruning of
+//     unknown fields and defaulting (schema.go), OpenAPI validation with
+//     ratcheting, x-kubernetes-validations CEL rules within a cost budget,
+//     transition rules included (schema_validate.go), and the type
+//     converter server-side apply needs (version_typeconverter.go).
 //   - Every served version is a Resource of its own over the same prefix:
 //     a request at any version reads and writes the same etcd keys. With
 //     the None conversion strategy only apiVersion differs; with Webhook,

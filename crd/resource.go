@@ -21,7 +21,9 @@ import (
 // version (resource_codec.go), read back as version. Its Strategy is the
 // rules every custom resource follows whatever its schema
 // (resource_strategy.go): metadata validation, generation, and a status
-// that only the status subresource writes when the CRD declares one.
+// that only the status subresource writes when the CRD declares one; and
+// the version's schema rules (version.go): pruning, defaulting, OpenAPI
+// validation and x-kubernetes-validations.
 // The scale subresource and printer columns come from the version's
 // subresources and additionalPrinterColumns.
 //
@@ -69,7 +71,15 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 	}
 	subs := v.Subresources
 	hasStatus := subs != nil && subs.Status != nil
-	res.Strategy = newStrategy(hasStatus).registryStrategy()
+	st := newStrategy(hasStatus)
+	var err error
+	if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+		// The schema's rules (a valid v1 CRD always has a schema).
+		if st.schema, err = NewVersion(crd, version); err != nil {
+			return nil, fmt.Errorf("crd: %w", err)
+		}
+	}
+	res.Strategy = st.registryStrategy()
 	if hasStatus {
 		res.Subresources = append(res.Subresources, "status")
 	}

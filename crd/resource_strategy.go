@@ -8,15 +8,14 @@ package crd
 // main resource never writes status and the status subresource writes
 // nothing else.
 //
-// Schema-driven rules (validation, pruning, defaulting, CEL) are added to
-// strategy by the schema code of this package; strategy is where they go.
+// The schema's rules (validation, pruning, defaulting, CEL) come from the
+// version's Version (version.go, schema*.go), when the descriptor has one.
 
 import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"minicp/registry"
 )
@@ -25,14 +24,10 @@ import (
 type strategy struct {
 	// hasStatus: the version declares the status subresource.
 	hasStatus bool
-	// validate, when set, checks a whole object beyond its metadata, on
-	// create and update (the schema's rules).
-	validate func(obj *unstructured.Unstructured) field.ErrorList
-	// validateUpdate, when set, checks a change (transition rules).
-	validateUpdate func(obj, old *unstructured.Unstructured) field.ErrorList
-	// prepare, when set, runs on every object a write is about to store,
-	// after the generic rules (the schema's pruning and defaulting).
-	prepare func(obj *unstructured.Unstructured)
+	// schema, when set, is the version's schema rules (version.go): every
+	// write is pruned and defaulted by it, and checked by it on create, on
+	// update and on status updates (schema_validate.go).
+	schema *Version
 }
 
 func newStrategy(hasStatus bool) *strategy {
@@ -45,18 +40,9 @@ func (s *strategy) registryStrategy() *registry.Strategy {
 		ValidateName:     validation.NameIsDNSSubdomain,
 		PrepareForCreate: func(obj runtime.Object) { s.prepareForCreate(asUnstructured(obj)) },
 		PrepareForUpdate: func(obj, old runtime.Object) { s.prepareForUpdate(asUnstructured(obj), asUnstructured(old)) },
-		Validate: func(obj runtime.Object) field.ErrorList {
-			if s.validate == nil {
-				return nil
-			}
-			return s.validate(asUnstructured(obj))
-		},
-		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-			if s.validateUpdate == nil {
-				return nil
-			}
-			return s.validateUpdate(asUnstructured(obj), asUnstructured(old))
-		},
+	}
+	if s.schema != nil {
+		s.schema.addValidation(st)
 	}
 	if s.hasStatus {
 		st.PrepareForStatusUpdate = func(obj, old runtime.Object) {
@@ -81,8 +67,8 @@ func (s *strategy) prepareForCreate(obj *unstructured.Unstructured) {
 		delete(obj.Object, "status")
 	}
 	obj.SetGeneration(1)
-	if s.prepare != nil {
-		s.prepare(obj)
+	if s.schema != nil {
+		s.schema.pruneAndDefault(obj)
 	}
 }
 
@@ -96,8 +82,8 @@ func (s *strategy) prepareForUpdate(obj, old *unstructured.Unstructured) {
 			delete(obj.Object, "status")
 		}
 	}
-	if s.prepare != nil {
-		s.prepare(obj)
+	if s.schema != nil {
+		s.schema.pruneAndDefault(obj)
 	}
 	if !equality.Semantic.DeepEqual(withoutMetadata(obj), withoutMetadata(old)) {
 		obj.SetGeneration(old.GetGeneration() + 1)
@@ -117,8 +103,8 @@ func (s *strategy) prepareForStatusUpdate(obj, old *unstructured.Unstructured) {
 	} else {
 		delete(obj.Object, "status")
 	}
-	if s.prepare != nil {
-		s.prepare(obj)
+	if s.schema != nil {
+		s.schema.pruneAndDefault(obj)
 	}
 }
 

@@ -25,12 +25,13 @@ import (
 // Store runs them around the generic steps below, in this order:
 //
 //	create: namespace, PrepareForCreate, system fields (UID, creation
-//	        time), name generation, metadata validation + Validate,
-//	        Canonicalize.
+//	        time), name generation, metadata validation + Validate +
+//	        ValidateCreate, Canonicalize.
 //	update: namespace, generation carried over, PrepareForUpdate (main
 //	        resource) or PrepareForStatusUpdate (status subresource) or
 //	        PrepareForFinalize (finalize subresource), system fields
-//	        carried over, metadata validation + Validate + ValidateUpdate,
+//	        carried over, metadata validation + Validate + ValidateUpdate
+//	        (or ValidateStatusUpdate alone on /status, when set),
 //	        Canonicalize.
 //
 // A request can never set metadata.generation: it is carried over from the
@@ -53,8 +54,16 @@ type Strategy struct {
 	// Validate checks a whole object, on create and on update: 422 Invalid
 	// with the returned field causes.
 	Validate func(obj runtime.Object) field.ErrorList
+	// ValidateCreate checks a new object, on create only, besides
+	// Validate (kinds whose upstream validation of an update is not that
+	// of a create plus ValidateUpdate: CustomResourceDefinitions).
+	ValidateCreate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks what may not change between old and obj.
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// ValidateStatusUpdate, when set, checks a status update instead of
+	// Validate and ValidateUpdate (custom resources check the status
+	// schema only, as the rest was carried over).
+	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
 	// Canonicalize runs after validation, when the final name is known.
 	Canonicalize func(obj runtime.Object)
 	// PrepareForFinalize makes a finalize update (namespaces/<name>/finalize)
@@ -161,6 +170,9 @@ func (s *Store) beforeCreate(res *Resource, namespace string, obj runtime.Object
 	if st.Validate != nil {
 		errs = append(errs, st.Validate(obj)...)
 	}
+	if st.ValidateCreate != nil {
+		errs = append(errs, st.ValidateCreate(obj)...)
+	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 	}
@@ -219,12 +231,7 @@ func (s *Store) beforeUpdate(res *Resource, obj, old runtime.Object, subresource
 	path := field.NewPath("metadata")
 	errs := validation.ValidateObjectMetaAccessorUpdate(m, oldMeta, path)
 	errs = append(errs, validation.ValidateObjectMetaAccessor(m, res.Namespaced, st.validateName(), path)...)
-	if st.Validate != nil {
-		errs = append(errs, st.Validate(obj)...)
-	}
-	if st.ValidateUpdate != nil {
-		errs = append(errs, st.ValidateUpdate(obj, old)...)
-	}
+	errs = append(errs, st.validateUpdate(obj, old, subresource)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 	}
@@ -232,6 +239,23 @@ func (s *Store) beforeUpdate(res *Resource, obj, old runtime.Object, subresource
 		st.Canonicalize(obj)
 	}
 	return nil
+}
+
+// validateUpdate runs the strategy's checks of an update: Validate and
+// ValidateUpdate, or ValidateStatusUpdate alone for a status update when
+// the strategy has one.
+func (st *Strategy) validateUpdate(obj, old runtime.Object, subresource string) field.ErrorList {
+	if subresource == "status" && st.ValidateStatusUpdate != nil {
+		return st.ValidateStatusUpdate(obj, old)
+	}
+	var errs field.ErrorList
+	if st.Validate != nil {
+		errs = append(errs, st.Validate(obj)...)
+	}
+	if st.ValidateUpdate != nil {
+		errs = append(errs, st.ValidateUpdate(obj, old)...)
+	}
+	return errs
 }
 
 // validateName is ValidateName, or DNS subdomain when it is nil.

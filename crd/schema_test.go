@@ -1,0 +1,143 @@
+package crd
+
+import (
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+)
+
+const prunable = `
+apiVersion: example.com/v1
+kind: Widget
+extra: dropped
+metadata: {name: w, namespace: default, bogus: dropped}
+spec:
+  size: large
+  unknown: dropped
+  config: {anything: kept, nested: {deep: kept}}
+  template:
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: inner, bogus: dropped}
+    data: {key: kept}
+  ports:
+  - {name: http, port: 80, protocol: dropped}
+`
+
+func TestCoerceDropsUnknownFieldsAndReportsTheirPaths(t *testing.T) {
+	v := testVersion(t)
+	u := widget(t, prunable)
+	unknown, err := v.Coerce(u, true)
+	if err != nil {
+		t.Fatalf("Coerce: %v", err)
+	}
+	want := []string{"extra", "metadata.bogus", "spec.ports[0].protocol", "spec.template.metadata.bogus", "spec.unknown"}
+	if !slices.Equal(slices.Sorted(slices.Values(unknown)), want) {
+		t.Errorf("unknown fields = %q, want %q", unknown, want)
+	}
+	for _, path := range [][]string{{"extra"}, {"metadata", "bogus"}, {"spec", "unknown"}, {"spec", "template", "metadata", "bogus"}} {
+		if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, path...); found {
+			t.Errorf("%v is still there after pruning", path)
+		}
+	}
+	// x-kubernetes-preserve-unknown-fields keeps a subtree as it is, and an
+	// embedded resource keeps its apiVersion, kind and metadata.
+	for path, want := range map[string]string{
+		"spec.config.anything":        "kept",
+		"spec.config.nested.deep":     "kept",
+		"spec.template.kind":          "ConfigMap",
+		"spec.template.metadata.name": "inner",
+		"spec.template.data.key":      "kept",
+		"metadata.name":               "w",
+	} {
+		got, _, _ := unstructured.NestedString(u.Object, splitPath(path)...)
+		if got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+}
+
+func TestCoerceWithoutTrackingReturnsNoPaths(t *testing.T) {
+	u := widget(t, prunable)
+	unknown, err := testVersion(t).Coerce(u, false)
+	if err != nil || unknown != nil {
+		t.Fatalf("Coerce = %q, %v; want no paths and no error", unknown, err)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "unknown"); found {
+		t.Error("spec.unknown is still there")
+	}
+}
+
+func TestCoerceRefusesMetadataOfTheWrongType(t *testing.T) {
+	u := widget(t, "{apiVersion: example.com/v1, kind: Widget, metadata: {name: w, labels: [a]}}")
+	if _, err := testVersion(t).Coerce(u, true); err == nil {
+		t.Fatal("Coerce accepted metadata.labels as a list, want an error")
+	}
+}
+
+func TestDefaultFillsTheSchemasDefaults(t *testing.T) {
+	v := testVersion(t)
+	u := widget(t, "{apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, spec: {image: nginx}}")
+	v.Default(u)
+	if got, _, _ := unstructured.NestedString(u.Object, "spec", "size"); got != "small" {
+		t.Errorf("spec.size = %q, want the default small", got)
+	}
+	if got, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); got != 1 {
+		t.Errorf("spec.replicas = %d, want the default 1", got)
+	}
+	u = widget(t, "{apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, spec: {size: large}}")
+	v.Default(u)
+	if got, _, _ := unstructured.NestedString(u.Object, "spec", "size"); got != "large" {
+		t.Errorf("spec.size = %q, want the value given, large", got)
+	}
+}
+
+func TestFromStorageDefaultsAndRepairsGeneration(t *testing.T) {
+	u := widget(t, "{apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, spec: {gone: x}}")
+	if err := testVersion(t).FromStorage(u); err != nil {
+		t.Fatalf("FromStorage: %v", err)
+	}
+	if u.GetGeneration() != 1 {
+		t.Errorf("generation = %d, want 1", u.GetGeneration())
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "gone"); found {
+		t.Error("spec.gone survived the read")
+	}
+	if got, _, _ := unstructured.NestedString(u.Object, "spec", "size"); got != "small" {
+		t.Errorf("spec.size = %q, want the default small", got)
+	}
+}
+
+func TestDecoderReportsUnknownFieldsAsAStrictDecodingError(t *testing.T) {
+	v := testVersion(t)
+	body := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"unknown":1}}`)
+	inner := json.NewSerializerWithOptions(json.DefaultMetaFactory, unstructuredscheme.NewUnstructuredCreator(),
+		unstructuredscheme.NewUnstructuredObjectTyper(), json.SerializerOptions{Strict: true})
+
+	obj, _, err := v.Decoder(inner, true).Decode(body, nil, &unstructured.Unstructured{})
+	strictErr, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		t.Fatalf("strict Decode error = %v, want a strict decoding error", err)
+	}
+	if got := strictErr.Error(); got != `strict decoding error: unknown field "spec.unknown"` {
+		t.Errorf("error = %q", got)
+	}
+	if obj == nil {
+		t.Fatal("strict Decode returned no object beside its error")
+	}
+	if got, _, _ := unstructured.NestedString(obj.(*unstructured.Unstructured).Object, "spec", "size"); got != "small" {
+		t.Errorf("decoded spec.size = %q, want the default small", got)
+	}
+
+	obj, _, err = v.Decoder(inner, false).Decode(body, nil, &unstructured.Unstructured{})
+	if err != nil {
+		t.Fatalf("non-strict Decode: %v", err)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.(*unstructured.Unstructured).Object, "spec", "unknown"); found {
+		t.Error("non-strict Decode kept spec.unknown")
+	}
+}
