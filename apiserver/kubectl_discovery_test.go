@@ -45,7 +45,7 @@ current-context: minicp
 // without any REST resources behind them.
 func newDocumentsServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	discovery, openapi := newDiscoveryHandler(testResources.All()), newOpenAPIHandler(testResources.All())
+	discovery, openapi := newDiscoveryHandler(testResources.All()), newOpenAPIHandler(testResources)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/openapi/") {
 			openapi.ServeHTTP(w, r)

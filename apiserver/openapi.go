@@ -40,13 +40,27 @@ import (
 // use: they take tens of milliseconds to generate, which a server that
 // starts in a fraction of a second (and tests that start many) should not
 // pay up front when most never serve them.
+//
+// The built-in kinds are described from their Go types, once. Resources
+// that bring their own description (Resource.OpenAPIV3: custom resources)
+// come and go with the table: their documents, and the index, are rebuilt
+// on the first request after the table changed (openapi_custom.go).
 type openAPIHandler struct {
-	resources []*registry.Resource
+	table *registry.Table
+	// builtin is the resources described from Go types: those in the
+	// table at start without a description of their own.
+	builtin []*registry.Resource
 
-	// v3Once builds index and docs; they are read-only afterwards.
-	v3Once sync.Once
-	index  staticDocument            // /openapi/v3
-	docs   map[string]staticDocument // "api/v1", "apis/coordination.k8s.io/v1"
+	// v3Once builds builtinIndex and builtinDocs; read-only afterwards.
+	v3Once       sync.Once
+	builtinIndex map[string]openAPIIndexEntry // "api/v1" -> its URL
+	builtinDocs  map[string]staticDocument    // "api/v1", "apis/coordination.k8s.io/v1"
+
+	// v3Mu guards v3, the current index and documents, built-in and custom
+	// together. TableChanged clears it (under the table's writer lock, so
+	// it only takes v3Mu); the next request rebuilds it, holding v3Mu.
+	v3Mu sync.Mutex
+	v3   *openAPIV3Set
 
 	// v2Once builds v2JSON and v2Proto; they are read-only afterwards.
 	v2Once  sync.Once
@@ -54,33 +68,41 @@ type openAPIHandler struct {
 	v2Proto staticDocument // /openapi/v2 as protobuf
 }
 
-// newOpenAPIHandler serves /openapi/v2, /openapi/v3 and /openapi/v3/<gv>.
-func newOpenAPIHandler(resources []*registry.Resource) http.Handler {
-	return &openAPIHandler{resources: resources}
+// openAPIIndexEntry is one group-version in the /openapi/v3 index.
+type openAPIIndexEntry struct {
+	ServerRelativeURL string `json:"serverRelativeURL"`
 }
 
-// buildV3 generates the v3 index and the document of each group-version.
-func (h *openAPIHandler) buildV3() {
-	type entry struct {
-		ServerRelativeURL string `json:"serverRelativeURL"`
+// newOpenAPIHandler serves /openapi/v2, /openapi/v3 and /openapi/v3/<gv>
+// for the resources of table, following its changes.
+func newOpenAPIHandler(table *registry.Table) http.Handler {
+	h := &openAPIHandler{table: table}
+	for _, r := range table.Subscribe(h) {
+		if r.OpenAPIV3 == nil {
+			h.builtin = append(h.builtin, r)
+		}
 	}
-	index := map[string]entry{}
-	h.docs = map[string]staticDocument{}
-	for _, g := range byGroup(h.resources) {
+	return h
+}
+
+// buildV3 generates the document of each built-in group-version.
+func (h *openAPIHandler) buildV3() {
+	h.builtinIndex = map[string]openAPIIndexEntry{}
+	h.builtinDocs = map[string]staticDocument{}
+	for _, g := range byGroup(h.builtin) {
 		for _, v := range g.versions {
 			path := openAPIPath(v.gv)
 			doc := openAPIDocument(mustJSON(groupVersionDocument(v.gv, v.resources)))
-			h.docs[path] = doc
-			index[path] = entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.etag}
+			h.builtinDocs[path] = doc
+			h.builtinIndex[path] = openAPIIndexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.etag}
 		}
 	}
-	h.index = openAPIDocument(mustJSON(map[string]any{"paths": index}))
 }
 
 // buildV2 generates the v2 document in both encodings.
 func (h *openAPIHandler) buildV2() {
 	var err error
-	if h.v2JSON, h.v2Proto, err = swaggerDocuments(h.resources); err != nil {
+	if h.v2JSON, h.v2Proto, err = swaggerDocuments(h.builtin); err != nil {
 		panic(err) // the documents derive from compiled-in types: a bug, not an input error
 	}
 }
@@ -120,10 +142,8 @@ func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.v2Once.Do(h.buildV2)
 		h.serveV2(w, r)
 	case path == "/openapi/v3":
-		h.v3Once.Do(h.buildV3)
-		serveOpenAPI(w, r, h.index)
+		serveOpenAPI(w, r, h.current().index)
 	case strings.HasPrefix(path, "/openapi/v3/"):
-		h.v3Once.Do(h.buildV3)
 		h.serveGroupVersion(w, r, strings.TrimPrefix(path, "/openapi/v3/"))
 	default:
 		writeDocumentStatus(w, errDocumentNotFound)
@@ -134,7 +154,7 @@ func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // outdated hash is redirected to the current one; one with the current
 // hash may be cached without asking again.
 func (h *openAPIHandler) serveGroupVersion(w http.ResponseWriter, r *http.Request, path string) {
-	doc, ok := h.docs[path]
+	doc, ok := h.current().docs[path]
 	if !ok {
 		writeDocumentStatus(w, errDocumentNotFound)
 		return

@@ -26,7 +26,7 @@ import (
 
 func newOpenAPIServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(newOpenAPIHandler(testResources.All()))
+	srv := httptest.NewServer(newOpenAPIHandler(testResources))
 	t.Cleanup(srv.Close)
 	return srv
 }

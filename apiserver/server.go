@@ -108,7 +108,7 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 		metrics:      newMetrics(metricsReg),
 		metricsPage:  metricsHandler(metricsReg),
 		discovery:    newDiscoveryHandler(table.All()),
-		openapi:      newOpenAPIHandler(table.All()),
+		openapi:      newOpenAPIHandler(table),
 		health:       newHealthHandler(ready),
 		admission:    chain,
 		extra:        map[string]http.Handler{},

@@ -57,6 +57,7 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 		StorageMediaType: registry.MediaTypeJSON,
 		StorageCodec:     newCodec(gvk, storage, conversionStrategy(crd)),
 		TextOnly:         true,
+		OpenAPIV3:        openAPIV3(crd, version),
 		DeleteCollection: true,
 		New: func() runtime.Object {
 			u := &unstructured.Unstructured{}

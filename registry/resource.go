@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/spec3"
 )
 
 // Resource is the one description of a REST resource: everything that makes
@@ -82,6 +83,12 @@ type Resource struct {
 	// Accept header naming only protobuf 406). Their objects are
 	// runtime.Unstructured and carry their own apiVersion and kind.
 	TextOnly bool
+	// OpenAPIV3, when set, returns the resource's own OpenAPI v3 document
+	// (its paths and schemas), which the apiserver merges into the
+	// document of the group-version: custom resources describe themselves
+	// from their CRD's schema (package crd). Nil: the apiserver describes
+	// the resource from its compiled-in Go types.
+	OpenAPIV3 func() (*spec3.OpenAPI, error)
 
 	// Strategy holds the resource's defaulting, validation and update
 	// rules (strategy.go). Nil: metadata-only rules (DefaultStrategy):

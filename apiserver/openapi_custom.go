@@ -1,0 +1,113 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"log/slog"
+	"maps"
+
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"minicp/registry"
+)
+
+// The OpenAPI v3 documents of resources that describe themselves
+// (Resource.OpenAPIV3: custom resources, from their CRD's schema). Every
+// resource of a group-version brings a document of its own paths and
+// schemas; the group-version's document is their union, as upstream
+// merges the documents of the CRDs of one group-version. The metadata
+// schemas every one of them carries are the same, so which copy wins
+// does not matter.
+
+// openAPIV3Set is one consistent state of /openapi/v3: the index and the
+// document of every group-version it lists. Read-only once built.
+type openAPIV3Set struct {
+	index staticDocument
+	docs  map[string]staticDocument
+}
+
+var _ registry.TableSubscriber = (*openAPIHandler)(nil)
+
+// TableChanged drops the current documents when a resource that
+// describes itself came or went; the next request rebuilds them.
+func (h *openAPIHandler) TableChanged(added, removed []*registry.Resource) {
+	for _, r := range append(added, removed...) {
+		if r.OpenAPIV3 != nil {
+			h.v3Mu.Lock()
+			h.v3 = nil
+			h.v3Mu.Unlock()
+			return
+		}
+	}
+}
+
+// current returns the documents of the table as it is now.
+func (h *openAPIHandler) current() *openAPIV3Set {
+	h.v3Once.Do(h.buildV3)
+	h.v3Mu.Lock()
+	defer h.v3Mu.Unlock()
+	if h.v3 == nil {
+		h.v3 = h.buildV3Set()
+	}
+	return h.v3
+}
+
+// buildV3Set joins the built-in documents and those of the resources in
+// the table that describe themselves, and indexes them all.
+func (h *openAPIHandler) buildV3Set() *openAPIV3Set {
+	set := &openAPIV3Set{docs: maps.Clone(h.builtinDocs)}
+	index := maps.Clone(h.builtinIndex)
+	byPath := map[string]*spec3.OpenAPI{}
+	var order []string
+	for _, r := range h.table.All() {
+		if r.OpenAPIV3 == nil {
+			continue
+		}
+		doc, err := r.OpenAPIV3()
+		if err != nil {
+			// The CRD passed validation, so this is a bug: serve the rest.
+			slog.Warn("openapi: a resource's document could not be built", "resource", r.GroupVersionResource(), "err", err)
+			continue
+		}
+		path := openAPIPath(r.GroupVersion)
+		if byPath[path] == nil {
+			byPath[path] = newGroupVersionV3()
+			order = append(order, path)
+		}
+		mergeOpenAPIV3(byPath[path], doc)
+	}
+	for _, path := range order {
+		body, err := json.Marshal(byPath[path])
+		if err != nil {
+			slog.Warn("openapi: a group-version's document could not be encoded", "path", path, "err", err)
+			continue
+		}
+		doc := openAPIDocument(body)
+		set.docs[path] = doc
+		index[path] = openAPIIndexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.etag}
+	}
+	set.index = openAPIDocument(mustJSON(map[string]any{"paths": index}))
+	return set
+}
+
+// newGroupVersionV3 is an empty group-version document, titled as the
+// built-in ones.
+func newGroupVersionV3() *spec3.OpenAPI {
+	return &spec3.OpenAPI{
+		Version:    "3.0.0",
+		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: serverVersion().GitVersion}},
+		Paths:      &spec3.Paths{Paths: map[string]*spec3.Path{}},
+		Components: &spec3.Components{Schemas: map[string]*spec.Schema{}},
+	}
+}
+
+// mergeOpenAPIV3 adds src's paths and schemas to dst. The documents it
+// is given are shared: it copies their entries, never changes them.
+func mergeOpenAPIV3(dst, src *spec3.OpenAPI) {
+	if src.Paths != nil {
+		maps.Copy(dst.Paths.Paths, src.Paths.Paths)
+	}
+	if src.Components != nil {
+		maps.Copy(dst.Components.Schemas, src.Components.Schemas)
+	}
+}

@@ -1,0 +1,106 @@
+package apiserver
+
+import (
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"minicp/crd"
+	"minicp/registry"
+)
+
+const gadgetsCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            description: what the gadget should be
+            properties:
+              color: {type: string, description: the gadget's color}
+`
+
+func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
+	def := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict([]byte(gadgetsCRD), def); err != nil {
+		t.Fatal(err)
+	}
+	gadgets, err := crd.ServedResources(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := registry.NewBuiltinTable()
+	srv := httptest.NewServer(newOpenAPIHandler(table))
+	t.Cleanup(srv.Close)
+	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
+
+	listed := func() bool {
+		gvs, err := openAPIRoot(t, srv).GroupVersions()
+		if err != nil {
+			t.Fatalf("GroupVersions: %v", err)
+		}
+		return slices.Contains(gvs, gv)
+	}
+	if listed() {
+		t.Fatal("the index lists example.com/v1 before its CRD is served")
+	}
+
+	if err := table.Change(nil, gadgets); err != nil {
+		t.Fatal(err)
+	}
+	if !listed() {
+		t.Fatal("the index does not list example.com/v1 once its CRD is served")
+	}
+	doc, err := openAPIRoot(t, srv).GVSpec(gv)
+	if err != nil {
+		t.Fatalf("GVSpec: %v", err)
+	}
+	path, op := patchOperation(doc, gv.WithKind("Gadget"))
+	if op == nil {
+		t.Fatal("no PATCH operation tagged with example.com/v1 Gadget")
+	}
+	found := false
+	for _, p := range op.Parameters {
+		found = found || (p.Name == "fieldValidation" && p.In == "query")
+	}
+	if !found {
+		t.Errorf("PATCH %s has no fieldValidation query parameter", path)
+	}
+	kind := doc.Components.Schemas["com.example.v1.Gadget"]
+	if kind == nil {
+		t.Fatalf("no schema com.example.v1.Gadget among %d", len(doc.Components.Schemas))
+	}
+	color := kind.Properties["spec"].Properties["color"]
+	if color.Description != "the gadget's color" {
+		t.Errorf("spec.color's description = %q, want the CRD's", color.Description)
+	}
+	if _, ok := kind.Properties["metadata"]; !ok {
+		t.Error("the kind's schema has no metadata")
+	}
+	if doc.Components.Schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"] == nil {
+		t.Error("the document lacks the ObjectMeta schema its kind refers to")
+	}
+
+	if err := table.Change(gadgets, nil); err != nil {
+		t.Fatal(err)
+	}
+	if listed() {
+		t.Fatal("the index still lists example.com/v1 after its CRD left")
+	}
+}
