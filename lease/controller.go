@@ -98,7 +98,9 @@ func (c *Controller) start(ctx context.Context) error {
 	nodeInformer := c.factory.Core().V1().Nodes().Informer()
 	leaseInformer := c.factory.Coordination().V1().Leases().Informer()
 	c.factory.Start(runCtx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), nodeInformer.HasSynced, leaseInformer.HasSynced) {
+	// WaitFor wakes when both have synced; WaitForCacheSync would poll
+	// every 100 ms, and minicp's start-up waits for this.
+	if !cache.WaitFor(ctx, "", nodeInformer.HasSyncedChecker(), leaseInformer.HasSyncedChecker()) {
 		cancel()
 		c.factory.Shutdown()
 		return fmt.Errorf("node lifecycle controller: node and lease informers did not sync: %w", context.Cause(ctx))
