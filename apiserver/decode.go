@@ -64,19 +64,54 @@ func decodeObject(req *http.Request, body []byte, res *registry.Resource, valida
 	decoder := registry.Codecs.DecoderToVersion(decoding, res.GroupVersion)
 	defaultGVK := res.GroupVersionKind()
 	obj, gvk, err := decoder.Decode(body, &defaultGVK, res.New())
-	if err == nil {
-		return obj, nil, nil
-	}
 	// A strict decoder returns the object along with the unknown and
-	// duplicate fields it found; only Strict turns them into an error.
-	if strictErr, isStrict := runtime.AsStrictDecodingError(err); isStrict && obj != nil && validation != metav1.FieldValidationStrict {
-		var warnings []string
-		for _, e := range strictErr.Errors() {
-			warnings = append(warnings, e.Error())
+	// duplicate fields it found.
+	var strictErrs []error
+	if err != nil {
+		strictErr, isStrict := runtime.AsStrictDecodingError(err)
+		if !isStrict || obj == nil {
+			return nil, nil, decodeError(err, res, gvk, body)
 		}
-		return obj, warnings, nil
+		strictErrs = strictErr.Errors()
 	}
-	return nil, nil, decodeError(err, res, gvk, body)
+	unknown, err := coerceDecoded(res, obj, validation)
+	if err != nil {
+		return nil, nil, decodeError(err, res, gvk, body)
+	}
+	strictErrs = append(strictErrs, unknown...)
+	// Only Strict turns unknown and duplicate fields into an error.
+	if len(strictErrs) > 0 && validation == metav1.FieldValidationStrict {
+		return nil, nil, decodeError(runtime.NewStrictDecodingError(strictErrs), res, gvk, body)
+	}
+	return obj, fieldWarnings(strictErrs), nil
+}
+
+// coerceDecoded shapes a decoded object by its resource's schema, when
+// the resource has one (Resource.Coerce), and returns the fields it
+// dropped as the errors a strict decoder reports for unknown fields.
+func coerceDecoded(res *registry.Resource, obj runtime.Object, validation string) ([]error, error) {
+	if res.Coerce == nil {
+		return nil, nil
+	}
+	paths, err := res.Coerce(obj, validation != metav1.FieldValidationIgnore)
+	if err != nil {
+		return nil, err
+	}
+	unknown := make([]error, 0, len(paths))
+	for _, p := range paths {
+		unknown = append(unknown, fmt.Errorf("unknown field %q", p))
+	}
+	return unknown, nil
+}
+
+// fieldWarnings are the warnings fieldValidation=Warn returns: one per
+// unknown or duplicate field.
+func fieldWarnings(errs []error) []string {
+	var warnings []string
+	for _, e := range errs {
+		warnings = append(warnings, e.Error())
+	}
+	return warnings
 }
 
 // decodeError is upstream's 400 for a body that does not decode: it names

@@ -33,10 +33,14 @@ spec:
             type: object
             description: what the gadget should be
             properties:
-              color: {type: string, description: the gadget's color}
+              color: {type: string, description: the gadget's color, enum: [red, blue], default: red}
+              size: {type: integer, minimum: 1}
+              config: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
-func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
+// gadgetResources are the descriptors of gadgetsCRD's versions.
+func gadgetResources(t *testing.T) []*registry.Resource {
+	t.Helper()
 	def := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict([]byte(gadgetsCRD), def); err != nil {
 		t.Fatal(err)
@@ -45,6 +49,11 @@ func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return gadgets
+}
+
+func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
+	gadgets := gadgetResources(t)
 	table := registry.NewBuiltinTable()
 	srv := httptest.NewServer(newOpenAPIHandler(table))
 	t.Cleanup(srv.Close)

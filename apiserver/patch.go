@@ -205,20 +205,32 @@ func (p *patcher) decode(patched []byte) (runtime.Object, error) {
 	defaultGVK := p.res.GroupVersionKind()
 	obj, _, err := registry.Codecs.DecoderToVersion(decoding, p.res.GroupVersion).Decode(patched, &defaultGVK, p.res.New())
 	p.warnings = nil
-	if err == nil {
-		return obj, nil
+	var strictErrs []error
+	if err != nil {
+		strictErr, isStrict := runtime.AsStrictDecodingError(err)
+		switch {
+		case !isStrict:
+			return nil, p.invalidPatch(patched, err)
+		case obj == nil:
+			return nil, apierrors.NewBadRequest(strictErr.Error())
+		}
+		strictErrs = strictErr.Errors()
 	}
-	strictErr, isStrict := runtime.AsStrictDecodingError(err)
-	switch {
-	case !isStrict:
-		return nil, apierrors.NewInvalid(p.res.GroupVersionKind().GroupKind(), p.info.name, field.ErrorList{
-			field.Invalid(field.NewPath("patch"), string(patched), err.Error()),
-		})
-	case obj == nil || p.validation == metav1.FieldValidationStrict:
-		return nil, apierrors.NewBadRequest(strictErr.Error())
+	unknown, err := coerceDecoded(p.res, obj, p.validation)
+	if err != nil {
+		return nil, p.invalidPatch(patched, err)
 	}
-	for _, e := range strictErr.Errors() {
-		p.warnings = append(p.warnings, e.Error())
+	strictErrs = append(strictErrs, unknown...)
+	if len(strictErrs) > 0 && p.validation == metav1.FieldValidationStrict {
+		return nil, apierrors.NewBadRequest(runtime.NewStrictDecodingError(strictErrs).Error())
 	}
+	p.warnings = fieldWarnings(strictErrs)
 	return obj, nil
+}
+
+// invalidPatch is the 422 of a patch whose result does not decode.
+func (p *patcher) invalidPatch(patched []byte, err error) error {
+	return apierrors.NewInvalid(p.res.GroupVersionKind().GroupKind(), p.info.name, field.ErrorList{
+		field.Invalid(field.NewPath("patch"), string(patched), err.Error()),
+	})
 }

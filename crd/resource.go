@@ -79,6 +79,7 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 		if st.schema, err = NewVersion(crd, version); err != nil {
 			return nil, fmt.Errorf("crd: %w", err)
 		}
+		res.Coerce = st.schema.coerceRequest
 	}
 	res.Strategy = st.registryStrategy()
 	if hasStatus {

@@ -9,6 +9,7 @@ package crd
 
 import (
 	"context"
+	"fmt"
 
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
@@ -33,6 +34,23 @@ func (v *Version) addValidation(st *registry.Strategy) {
 			return v.ValidateStatusUpdate(context.Background(), asUnstructured(obj), asUnstructured(old))
 		}
 	}
+}
+
+// coerceRequest is the descriptor's Coerce: an object decoded from a
+// request is shaped by the schema (Coerce) and defaulted, as upstream's
+// decoder of custom resources does, and the fields it dropped are
+// returned for fieldValidation.
+func (v *Version) coerceRequest(obj runtime.Object, unknownFields bool) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("a custom resource decodes into *unstructured.Unstructured, not %T", obj)
+	}
+	unknown, err := v.Coerce(u, unknownFields)
+	if err != nil {
+		return nil, err
+	}
+	v.Default(u)
+	return unknown, nil
 }
 
 // pruneAndDefault applies the schema's pruning and defaults to u. Its

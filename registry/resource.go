@@ -89,6 +89,14 @@ type Resource struct {
 	// from their CRD's schema (package crd). Nil: the apiserver describes
 	// the resource from its compiled-in Go types.
 	OpenAPIV3 func() (*spec3.OpenAPI, error)
+	// Coerce, when set, shapes an object decoded from a request body (a
+	// create, an update, the result of a patch) by the resource's schema:
+	// custom resources drop unknown fields and fill defaults (package
+	// crd). With unknownFields it returns the paths of the fields it
+	// dropped, which the apiserver treats as fieldValidation asks (Strict:
+	// 400, Warn: warnings). An error means the body cannot be the
+	// resource's object (400).
+	Coerce func(obj runtime.Object, unknownFields bool) ([]string, error)
 
 	// Strategy holds the resource's defaulting, validation and update
 	// rules (strategy.go). Nil: metadata-only rules (DefaultStrategy):

@@ -1,0 +1,117 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minicp/internal/testetcd"
+	"minicp/registry"
+)
+
+// startWithGadgets serves the built-in kinds and gadgetsCRD's custom
+// resources from a real etcd-backed Store.
+func startWithGadgets(t *testing.T) *testServer {
+	t.Helper()
+	table := registry.NewBuiltinTable()
+	if err := table.Change(nil, gadgetResources(t)); err != nil {
+		t.Fatal(err)
+	}
+	etcd := testetcd.Start(t)
+	store, err := registry.NewStore(etcd.Client(), table, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("NewStore: %v", err)
+	}
+	cfg := NewConfig()
+	cfg.AnonymousAuth = true
+	cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := New(cfg, table, store, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		s.endWatches()
+		ts.Close()
+	})
+	return &testServer{Server: s, http: ts}
+}
+
+const gadgetsPath = "/apis/example.com/v1/namespaces/default/gadgets"
+
+func gadget(name, spec string) string {
+	return `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"` + name + `"},"spec":` + spec + `}`
+}
+
+// gadgetSpec decodes the spec of a Gadget in a response body.
+func gadgetSpec(t *testing.T, r rawResponse) map[string]any {
+	t.Helper()
+	var obj struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := json.Unmarshal(r.body, &obj); err != nil {
+		t.Fatalf("decoding %s: %v", r.body, err)
+	}
+	return obj.Spec
+}
+
+func TestCustomResourcesAreDefaultedPrunedAndWarnedAbout(t *testing.T) {
+	ts := startWithGadgets(t)
+	r := ts.do(t, "POST", gadgetsPath, gadget("a", `{"size":2,"bogus":1,"config":{"kept":true}}`), "Content-Type: application/json")
+	if r.code != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.code, r.body)
+	}
+	spec := gadgetSpec(t, r)
+	if _, found := spec["bogus"]; found {
+		t.Errorf("spec.bogus was stored: %v", spec)
+	}
+	if spec["color"] != "red" {
+		t.Errorf("spec.color = %v, want the default red", spec["color"])
+	}
+	if cfg, _ := spec["config"].(map[string]any); cfg["kept"] != true {
+		t.Errorf("spec.config = %v, want the preserved field kept", spec["config"])
+	}
+	// fieldValidation defaults to Warn.
+	if w := r.header.Get("Warning"); !strings.Contains(w, `unknown field \"spec.bogus\"`) {
+		t.Errorf("Warning = %q, want one naming spec.bogus", w)
+	}
+}
+
+func TestCustomResourcesRefuseUnknownFieldsUnderStrictValidation(t *testing.T) {
+	ts := startWithGadgets(t)
+	r := ts.do(t, "POST", gadgetsPath+"?fieldValidation=Strict", gadget("a", `{"bogus":1}`), "Content-Type: application/json")
+	st := r.status(t)
+	if r.code != http.StatusBadRequest || !strings.Contains(st.Message, `strict decoding error: unknown field "spec.bogus"`) {
+		t.Fatalf("create: %d %q, want 400 naming spec.bogus", r.code, st.Message)
+	}
+	if r := ts.do(t, "POST", gadgetsPath+"?fieldValidation=Ignore", gadget("a", `{"bogus":1}`), "Content-Type: application/json"); r.code != http.StatusCreated || r.header.Get("Warning") != "" {
+		t.Fatalf("create under Ignore: %d, Warning %q; want 201 and no warning", r.code, r.header.Get("Warning"))
+	}
+	r = ts.do(t, "PATCH", gadgetsPath+"/a?fieldValidation=Strict", `{"spec":{"other":1}}`, "Content-Type: application/merge-patch+json")
+	if st := r.status(t); r.code != http.StatusBadRequest || !strings.Contains(st.Message, `unknown field "spec.other"`) {
+		t.Fatalf("patch: %d %q, want 400 naming spec.other", r.code, st.Message)
+	}
+}
+
+func TestInvalidCustomResourcesAre422WithFieldCauses(t *testing.T) {
+	ts := startWithGadgets(t)
+	r := ts.do(t, "POST", gadgetsPath, gadget("a", `{"color":"green","size":0}`), "Content-Type: application/json")
+	st := r.status(t)
+	if r.code != http.StatusUnprocessableEntity || st.Reason != metav1.StatusReasonInvalid || st.Details == nil {
+		t.Fatalf("create: %d %s, want 422 Invalid with details", r.code, r.body)
+	}
+	fields := map[string]bool{}
+	for _, c := range st.Details.Causes {
+		fields[c.Field] = true
+	}
+	if !fields["spec.color"] || !fields["spec.size"] {
+		t.Errorf("causes = %+v, want spec.color and spec.size", st.Details.Causes)
+	}
+}
