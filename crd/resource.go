@@ -75,11 +75,15 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 	st := newStrategy(hasStatus)
 	var err error
 	if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-		// The schema's rules (a valid v1 CRD always has a schema).
+		// The schema's rules (a valid v1 CRD always has a schema): on the
+		// way in from a request, on every write, on the way out of etcd.
 		if st.schema, err = NewVersion(crd, version); err != nil {
 			return nil, fmt.Errorf("crd: %w", err)
 		}
 		res.Coerce = st.schema.coerceRequest
+		c := res.StorageCodec.(codec)
+		c.schema = st.schema
+		res.StorageCodec = c
 	}
 	res.Strategy = st.registryStrategy()
 	if hasStatus {

@@ -25,6 +25,9 @@ type codec struct {
 	served   schema.GroupVersionKind // what the request's objects are
 	storage  string                  // the storage version in etcd
 	strategy apiextensionsv1.ConversionStrategyType
+	// schema, when set, shapes every object read by the current schema of
+	// the served version (Version.FromStorage): pruned and defaulted.
+	schema *Version
 }
 
 var _ runtime.Codec = codec{}
@@ -67,6 +70,11 @@ func (c codec) Decode(data []byte, _ *schema.GroupVersionKind, into runtime.Obje
 		}
 	}
 	u.SetGroupVersionKind(c.served)
+	if c.schema != nil {
+		if err := c.schema.FromStorage(u); err != nil {
+			return nil, &c.served, fmt.Errorf("crd: reading a stored %s: %w", c.served.Kind, err)
+		}
+	}
 	return obj, &c.served, nil
 }
 

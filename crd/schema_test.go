@@ -141,3 +141,26 @@ func TestDecoderReportsUnknownFieldsAsAStrictDecodingError(t *testing.T) {
 		t.Error("non-strict Decode kept spec.unknown")
 	}
 }
+
+func TestStoredObjectsAreReadByTheCurrentSchema(t *testing.T) {
+	res, err := ResourceFor(testCRD(t), "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written before the schema dropped spec.gone and added the default.
+	stored := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","generation":3},"spec":{"gone":1}}`)
+	obj, _, err := res.StorageCodec.Decode(stored, nil, &unstructured.Unstructured{})
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	u := obj.(*unstructured.Unstructured)
+	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "gone"); found {
+		t.Error("spec.gone survived the read")
+	}
+	if got, _, _ := unstructured.NestedString(u.Object, "spec", "size"); got != "small" {
+		t.Errorf("spec.size = %q, want the default small", got)
+	}
+	if u.GetGeneration() != 3 {
+		t.Errorf("generation = %d, want the stored 3", u.GetGeneration())
+	}
+}

@@ -17,7 +17,8 @@ func TestTypeConverterAppliesAndFindsConflicts(t *testing.T) {
 	if again, _ := v.TypeConverter(); again != tc {
 		t.Error("TypeConverter built a second converter, want the first one shared")
 	}
-	fm := managedfieldstest.NewTestFieldManager(tc, v.GroupVersionKind())
+	// The descriptor's lazy converter is the same converter, built on use.
+	fm := managedfieldstest.NewTestFieldManager(v.LazyTypeConverter(), v.GroupVersionKind())
 
 	first := widget(t, "{apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: default}, spec: {size: small, ports: [{name: http, port: 80}]}}")
 	if err := fm.Apply(first, "alice", false); err != nil {
