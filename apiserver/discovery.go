@@ -57,14 +57,14 @@ var aggregatedDiscoveryV2 = schema.GroupVersionKind{
 const aggregatedDiscoveryContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 // staticDocument is one precomputed response body with its entity tag
-// (discovery and OpenAPI documents never change while the server runs).
+// (a document changes only when the resource table does).
 type staticDocument struct {
 	body []byte
 	etag string
 }
 
-// discoveryHandler holds every document, computed once from the resource
-// table: the table never changes while the server runs.
+// discoveryHandler holds every document, computed once from one state of
+// the resource table (liveDiscovery builds one per state).
 type discoveryHandler struct {
 	coreVersions   []string                  // versions of the core group, for /api
 	groupList      staticDocument            // /apis (legacy)

@@ -225,7 +225,7 @@ func TestOpenAPIV2ServesWhatOlderKubectlReads(t *testing.T) {
 		// Named from the Go package, as upstream: k8s.io/api/rbac/v1.Role
 		// is io.k8s.api.rbac.v1.Role.
 		typ := reflect.TypeOf(r.New()).Elem()
-		name := "io.k8s.api." + strings.ReplaceAll(strings.TrimPrefix(typ.PkgPath(), "k8s.io/api/"), "/", ".") + "." + typ.Name()
+		name := "io.k8s." + strings.ReplaceAll(strings.TrimPrefix(typ.PkgPath(), "k8s.io/"), "/", ".") + "." + typ.Name()
 		if models.LookupModel(name) == nil {
 			t.Errorf("no model %s", name)
 		}

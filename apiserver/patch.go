@@ -127,7 +127,7 @@ func (p *patcher) apply(current runtime.Object) (runtime.Object, error) {
 		return nil, err
 	}
 	var currentJSON bytes.Buffer
-	if err := registry.Codecs.EncoderForVersion(mediaTypeInfo(runtime.ContentTypeJSON).Serializer, p.res.GroupVersion).Encode(current, &currentJSON); err != nil {
+	if err := encoderFor(mediaTypeInfo(runtime.ContentTypeJSON).Serializer, p.res.GroupVersion, current).Encode(current, &currentJSON); err != nil {
 		return nil, fmt.Errorf("encoding the current object: %w", err)
 	}
 	patched, err := p.applyToJSON(currentJSON.Bytes())

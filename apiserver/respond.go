@@ -29,7 +29,7 @@ func writeObject(w http.ResponseWriter, req *http.Request, res *registry.Resourc
 	obj, gv, err := transformObject(req, obj, res, out.as)
 	var buf bytes.Buffer
 	if err == nil {
-		if encErr := registry.Codecs.EncoderForVersion(out.info.Serializer, gv).Encode(obj, &buf); encErr != nil {
+		if encErr := encoderFor(out.info.Serializer, gv, obj).Encode(obj, &buf); encErr != nil {
 			err = apierrors.NewInternalError(fmt.Errorf("encoding the response: %w", encErr))
 		}
 	}
@@ -39,6 +39,17 @@ func writeObject(w http.ResponseWriter, req *http.Request, res *registry.Resourc
 		return
 	}
 	writeRaw(w, out.info.MediaType, code, buf.Bytes())
+}
+
+// encoderFor returns the encoder of obj in gv: the scheme's, which
+// converts typed objects to gv; for Unstructured objects (custom
+// resources), which carry their own apiVersion and kind and are not in the
+// scheme, the serializer itself.
+func encoderFor(serializer runtime.Encoder, gv schema.GroupVersion, obj runtime.Object) runtime.Encoder {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return serializer
+	}
+	return registry.Codecs.EncoderForVersion(serializer, gv)
 }
 
 // writeRaw writes an already encoded body.

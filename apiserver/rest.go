@@ -77,6 +77,11 @@ func (s *Server) serveREST(w http.ResponseWriter, req *http.Request, info *reque
 		writeError(w, req, s.notServed(req, info))
 		return
 	}
+	req, err := textOnly(req, info, res)
+	if err != nil {
+		writeError(w, req, err)
+		return
+	}
 	h, allowed := routeVerb(info, res)
 	if h == nil {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
@@ -141,7 +146,7 @@ func (s *Server) listObjects(w http.ResponseWriter, req *http.Request, info *req
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	var list runtime.Object
 	var shared *registry.SharedList
-	if lister, ok := s.store.(registry.SharedLister); ok && sharedListEncodable(out) {
+	if lister, ok := s.store.(registry.SharedLister); ok && sharedListEncodable(out) && !res.TextOnly {
 		shared, list, err = lister.ListShared(req.Context(), res, info.namespace, opts)
 	} else {
 		list, err = s.store.List(req.Context(), res, info.namespace, opts)

@@ -24,7 +24,10 @@ import (
 type Server struct {
 	cfg Config
 	// resources is the table the server serves: routing, discovery,
-	// OpenAPI, tables. Immutable.
+	// OpenAPI, tables. Its set changes when custom resources come and go
+	// (registry.Table): routing looks a resource up once per request,
+	// discovery follows every change (discovery_live.go), OpenAPI is
+	// rebuilt on the first request after one (openapi_custom.go).
 	resources *registry.Table
 	store     registry.Interface
 	log       *slog.Logger
@@ -107,7 +110,7 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 		log:          log,
 		metrics:      newMetrics(metricsReg),
 		metricsPage:  metricsHandler(metricsReg),
-		discovery:    newDiscoveryHandler(table.All()),
+		discovery:    newLiveDiscovery(table),
 		openapi:      newOpenAPIHandler(table),
 		health:       newHealthHandler(ready),
 		admission:    chain,

@@ -142,7 +142,7 @@ func newWatchEncoder(req *http.Request, res *registry.Resource, out output) *wat
 		res:         res,
 		out:         out,
 		contentType: contentType,
-		streaming:   registry.Codecs.EncoderForVersion(out.info.StreamSerializer.Serializer, res.GroupVersion),
+		streaming:   registry.Codecs.EncoderForVersion(out.info.StreamSerializer.Serializer, frameVersion(res)),
 	}
 	if out.as == asTable {
 		// Already validated when the options were read; a bad value
@@ -150,6 +150,18 @@ func newWatchEncoder(req *http.Request, res *registry.Resource, out output) *wat
 		enc.tableOpts, _ = tableOptions(req)
 	}
 	return enc
+}
+
+// frameVersion is the group version watch frames (metav1.WatchEvent) are
+// encoded in: the resource's own, where the scheme registers WatchEvent
+// for every built-in group; the core "v1" for custom resources, whose
+// groups the scheme does not know. A frame has no apiVersion of its own:
+// the bytes are the same.
+func frameVersion(res *registry.Resource) schema.GroupVersion {
+	if res.TextOnly {
+		return schema.GroupVersion{Version: "v1"}
+	}
+	return res.GroupVersion
 }
 
 // countingWriter counts the bytes of one watch frame.
@@ -200,7 +212,7 @@ func (e *watchEncoder) encodeFrame(w io.Writer, event watch.Event) error {
 		return err
 	}
 	var embedded bytes.Buffer
-	if err := registry.Codecs.EncoderForVersion(e.out.info.Serializer, gv).Encode(obj, &embedded); err != nil {
+	if err := encoderFor(e.out.info.Serializer, gv, obj).Encode(obj, &embedded); err != nil {
 		return err
 	}
 	frame := &metav1.WatchEvent{Type: string(event.Type), Object: runtime.RawExtension{Raw: embedded.Bytes()}}

@@ -47,6 +47,7 @@ type ControlPlane struct {
 	triage     *triage      // events etcd, faults, namespace controller, object counts (triage.go)
 	events     *eventSink   // the controllers' event broadcaster (events.go)
 	gc         *gcLoop      // the garbage collector, nil when disabled (controllers.go)
+	crds       *crdLoops    // custom resources served and the CRD controller (crds.go)
 	listener   net.Listener // the apiserver's socket, bound first; api.Start takes it over
 
 	kubeconfig string
@@ -158,7 +159,13 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	cp.api.Handle("/debug/watchcache", cp.cache.Handler())
 	cp.triage.registerAPI(cp.api, cp.etcd)
 	cp.registerUI()
+	if err := cp.startCRDServing(ctx); err != nil {
+		return nil, err
+	}
 	if err := cp.api.Start(); err != nil {
+		return nil, err
+	}
+	if err := cp.startCRDController(); err != nil {
 		return nil, err
 	}
 	if err := cp.startEvents(ctx); err != nil {
@@ -284,6 +291,7 @@ func (cp *ControlPlane) Close() error {
 		var errs []error
 		cp.stopNodes()
 		cp.stopGarbageCollector()
+		cp.stopCRDLoops()
 		cp.stopTriageLoops()
 		cp.stopEvents()
 		if cp.api != nil {

@@ -80,7 +80,8 @@ func Builtin() []*Resource {
 	}
 	resources = append(resources, coreKinds()...)
 	resources = append(resources, workloadKinds()...)
-	return append(resources, clusterKinds()...)
+	resources = append(resources, clusterKinds()...)
+	return append(resources, apiextensionsKinds()...)
 }
 
 // NewBuiltinTable returns a Table of Builtin. It panics if the built-in

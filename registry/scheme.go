@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,7 +38,7 @@ func init() {
 		corev1.AddToScheme, coordinationv1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
 		autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, eventsv1.AddToScheme, rbacv1.AddToScheme,
 		networkingv1.AddToScheme, policyv1.AddToScheme, discoveryv1.AddToScheme, schedulingv1.AddToScheme,
-		storagev1.AddToScheme, admissionregistrationv1.AddToScheme,
+		storagev1.AddToScheme, admissionregistrationv1.AddToScheme, apiextensionsv1.AddToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -36,10 +37,22 @@ type Cache struct {
 	cfg       Config
 	// caches holds the cached resources; a resource whose window is 0 (or
 	// every resource, with the cache disabled) is absent and served by
-	// store. Written only by New.
-	caches map[*registry.Resource]*resourceCache
+	// store. The map is never modified: adding or removing a resource
+	// (TableChanged) stores a new one, under mu; readers load it without
+	// a lock.
+	caches atomic.Pointer[map[*registry.Resource]*resourceCache]
+	// mu serializes the writers of caches (New's first caches and
+	// TableChanged, which runs under the table's writer lock: lock order
+	// table, then mu) and guards stops.
+	mu sync.Mutex
+	// stops ends one resource's goroutines (its context's cancel), for a
+	// resource that leaves the table.
+	stops   map[*registry.Resource]context.CancelFunc
+	metrics *cacheMetrics
 
-	// cancel ends every resourceCache's goroutines; wg waits for them.
+	// ctx is the parent of every resource's context; cancel ends every
+	// resourceCache's goroutines; wg waits for them.
+	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// closed is closed by Close, once.
@@ -55,7 +68,9 @@ var (
 // New starts caching every resource of the table that cfg gives a window
 // (Config.Sizes, Resource.WatchCacheSize, Config.DefaultSize): each starts listing and watching etcd at once, in the background
 // (WaitReady waits for the first lists). Reads are sent to store until a
-// resource's cache is ready. Close stops it all.
+// resource's cache is ready. Resources added to the table later (custom
+// resources) get a cache of their own when they are added, and lose it
+// when they leave (TableChanged). Close stops it all.
 func New(store Storage, resources *registry.Table, cfg Config) (*Cache, error) {
 	if store == nil || resources == nil {
 		return nil, errors.New("watchcache: a storage and a resource table are required")
@@ -74,34 +89,82 @@ func New(store Storage, resources *registry.Table, cfg Config) (*Cache, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Cache{store: store, resources: resources, cfg: cfg, caches: map[*registry.Resource]*resourceCache{}, cancel: cancel, closed: make(chan struct{})}
-	metrics := newCacheMetrics(cfg.Metrics)
-	for _, res := range resources.All() {
-		size := sizes[res]
-		if size == 0 {
-			continue
-		}
-		rc := newResourceCache(res, store, &c.cfg, metrics, size, c.closed)
-		c.caches[res] = rc
-		c.wg.Add(2)
-		// The feed: the only writer of rc; ends when ctx does.
-		go func() {
-			defer c.wg.Done()
-			rc.run(ctx)
-		}()
-		// Progress requests while readers wait; ends when ctx does.
-		go func() {
-			defer c.wg.Done()
-			rc.requestProgress(ctx)
-		}()
+	c := &Cache{store: store, resources: resources, cfg: cfg, stops: map[*registry.Resource]context.CancelFunc{},
+		metrics: newCacheMetrics(cfg.Metrics), ctx: ctx, cancel: cancel, closed: make(chan struct{})}
+	c.caches.Store(&map[*registry.Resource]*resourceCache{})
+	// Subscribe first, so that no change is missed; a resource the table
+	// dropped meanwhile is skipped (Contains).
+	initial := resources.Subscribe(c)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	caches := map[*registry.Resource]*resourceCache{}
+	for res, rc := range *c.caches.Load() {
+		caches[res] = rc
 	}
+	for _, res := range initial {
+		if size := sizes[res]; size > 0 && resources.Contains(res) && caches[res] == nil {
+			caches[res] = c.startLocked(res, size)
+		}
+	}
+	c.caches.Store(&caches)
 	return c, nil
+}
+
+// startLocked starts caching res with a window of size events. c.mu is held.
+func (c *Cache) startLocked(res *registry.Resource, size int) *resourceCache {
+	ctx, stop := context.WithCancel(c.ctx)
+	c.stops[res] = stop
+	// The resource's waits give up when it leaves the table or the cache closes.
+	rc := newResourceCache(res, c.store, &c.cfg, c.metrics, size, ctx.Done())
+	c.wg.Add(2)
+	// The feed: the only writer of rc; ends when ctx does.
+	go func() {
+		defer c.wg.Done()
+		rc.run(ctx)
+	}()
+	// Progress requests while readers wait; ends when ctx does.
+	go func() {
+		defer c.wg.Done()
+		rc.requestProgress(ctx)
+	}()
+	return rc
+}
+
+// TableChanged implements registry.TableSubscriber: a resource added to
+// the table starts its cache (listing in the background; reads go to
+// etcd until it is ready), a resource removed stops its cache, whose
+// client watches end (their clients re-watch and find the resource gone).
+func (c *Cache) TableChanged(added, removed []*registry.Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	caches := make(map[*registry.Resource]*resourceCache, len(*c.caches.Load())+len(added))
+	for res, rc := range *c.caches.Load() {
+		caches[res] = rc
+	}
+	for _, res := range removed {
+		if stop := c.stops[res]; stop != nil {
+			stop()
+			delete(c.stops, res)
+		}
+		delete(caches, res)
+	}
+	for _, res := range added {
+		if size := c.cfg.sizeFor(res); size > 0 && caches[res] == nil {
+			caches[res] = c.startLocked(res, size)
+		}
+	}
+	c.caches.Store(&caches)
 }
 
 // WaitReady blocks until every cached resource has completed its first
 // list and opened its etcd watch, or ctx ends.
 func (c *Cache) WaitReady(ctx context.Context) error {
-	for _, rc := range c.caches {
+	for _, rc := range *c.caches.Load() {
 		if err := rc.waitReady(ctx); err != nil {
 			return err
 		}
@@ -117,17 +180,19 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 // Reads after Close go to the Storage. Close is safe to call more than once.
 func (c *Cache) Close() {
 	c.closeOnce.Do(func() {
-		close(c.closed)
+		c.mu.Lock()
+		close(c.closed) // under mu: no TableChanged starts a cache after this
+		c.mu.Unlock()
 		c.cancel()
 		c.wg.Wait()
-		for _, rc := range c.caches {
+		for _, rc := range *c.caches.Load() {
 			rc.becomeUnready()
 		}
 	})
 }
 
 // cacheFor returns res's cache, or nil when res is served by the Storage.
-func (c *Cache) cacheFor(res *registry.Resource) *resourceCache { return c.caches[res] }
+func (c *Cache) cacheFor(res *registry.Resource) *resourceCache { return (*c.caches.Load())[res] }
 
 // Get implements registry.Interface.
 func (c *Cache) Get(ctx context.Context, res *registry.Resource, namespace, name string, opts registry.GetOptions) (runtime.Object, error) {

@@ -115,7 +115,7 @@ func TestConsistentListOfAnIdleResourceCatchesUpThroughProgressNotifications(t *
 	if got := rvOf(t, out.(*corev1.ConfigMapList)); got < now {
 		t.Errorf("list at %d, older than etcd's revision %d at the request", got, now)
 	}
-	rc := h.cache.caches[cms]
+	rc := h.cache.cacheFor(cms)
 	if value(rc.metrics.consistentFromCache) != 1 || value(rc.metrics.consistentFromEtcd) != 0 {
 		t.Errorf("served from cache %d, fell back %d; want 1, 0", value(rc.metrics.consistentFromCache), value(rc.metrics.consistentFromEtcd))
 	}

@@ -28,7 +28,7 @@ func startWithFakeClock(t *testing.T, configure func(*Config)) (*harness, *clock
 		}
 	})
 	deadline := time.Now().Add(10 * time.Second)
-	for fake.Waiters() < len(h.cache.caches) { // one bookmark ticker per feed
+	for fake.Waiters() < len(*h.cache.caches.Load()) { // one bookmark ticker per feed
 		if time.Now().After(deadline) {
 			t.Fatal("the feeds did not start their tickers")
 		}

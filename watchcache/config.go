@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
 	"minicp/registry"
@@ -165,6 +166,25 @@ func (c *Config) resolveSizes(table *registry.Table) (map[*registry.Resource]int
 		sizes[res] = n
 	}
 	return sizes, nil
+}
+
+// sizeFor is the window of a resource added to the table after the
+// cache started (a custom resource): a --watch-cache-sizes entry naming
+// it ("widgets.example.com" or "widgets"), its own default, or the
+// default size; 0 with the cache disabled.
+func (c *Config) sizeFor(res *registry.Resource) int {
+	if !c.Enabled {
+		return 0
+	}
+	for name, n := range c.Sizes {
+		if schema.ParseGroupResource(name) == res.GroupResource() || name == res.Name {
+			return n
+		}
+	}
+	if res.WatchCacheSize > 0 {
+		return res.WatchCacheSize
+	}
+	return c.DefaultSize
 }
 
 // ParseSizes parses upstream's --watch-cache-sizes format,

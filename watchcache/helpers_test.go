@@ -105,7 +105,7 @@ func (h *harness) touchPod(namespace, name, value string) *corev1.Pod {
 }
 
 // podCache returns the resourceCache of pods, for looking inside.
-func (h *harness) podCache() *resourceCache { return h.cache.caches[podsRes] }
+func (h *harness) podCache() *resourceCache { return h.cache.cacheFor(podsRes) }
 
 // nextEvent reads one event (unwrapped), failing after 10 s.
 func nextEvent(t testing.TB, w watch.Interface) (watch.Event, bool) {

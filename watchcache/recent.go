@@ -26,7 +26,7 @@ func (c *Cache) RecentEvents(n int) []RecentEvent {
 		return nil
 	}
 	var all []RecentEvent
-	for _, rc := range c.caches {
+	for _, rc := range *c.caches.Load() {
 		all = append(all, rc.recentEvents(n)...)
 	}
 	slices.SortFunc(all, func(a, b RecentEvent) int {

@@ -123,13 +123,12 @@ func (c *Controller) Run(ctx context.Context) {
 	// stays open and idle, and would hold up the apiserver's shutdown.
 	defer c.http.CloseIdleConnections()
 	defer c.queue.ShutDown()
-	factory := metadatainformer.NewSharedInformerFactory(c.metadata, 0)
-	defer factory.Shutdown() // after ctx has ended: the informers' goroutines end with it
-	monitored := map[schema.GroupVersionResource]bool{}
-	if !c.syncResources(ctx, factory, monitored) {
+	monitors := newMonitors()
+	defer monitors.stopAll() // after ctx has ended: the informers' goroutines end with it
+	if !c.syncResources(ctx, monitors) {
 		return
 	}
-	c.waitForSync(ctx, factory)
+	c.waitForSync(ctx, monitors)
 
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
@@ -142,7 +141,8 @@ func (c *Controller) Run(ctx context.Context) {
 		}()
 	}
 	// Resources served later (custom resources) are watched from the next
-	// discovery on, as upstream re-syncs its monitors.
+	// discovery on, and those no longer served are no longer watched, as
+	// upstream re-syncs its monitors.
 	tick := time.NewTicker(c.cfg.ResyncPeriod)
 	defer tick.Stop()
 	for done := false; !done; {
@@ -150,18 +150,19 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-ctx.Done():
 			done = true
 		case <-tick.C:
-			c.syncResources(ctx, factory, monitored)
+			c.syncResources(ctx, monitors)
 		}
 	}
 	c.queue.ShutDown()
 	wg.Wait()
 }
 
-// syncResources discovers the served resources and starts an informer for
-// each deletable one not yet monitored (recorded in monitored, which only
-// Run's goroutine touches). It reports false when nothing could be
-// discovered at all.
-func (c *Controller) syncResources(ctx context.Context, factory metadatainformer.SharedInformerFactory, monitored map[schema.GroupVersionResource]bool) bool {
+// syncResources discovers the served resources, starts an informer for
+// each deletable one not yet monitored and, when discovery was complete,
+// stops those of resources no longer served (a custom resource whose CRD
+// is gone). Only Run's goroutine calls it. It reports false when nothing
+// could be discovered at all.
+func (c *Controller) syncResources(ctx context.Context, monitors *monitors) bool {
 	res, err := discover(c.discovery)
 	if err != nil {
 		c.metrics.syncErrors.Inc()
@@ -171,34 +172,40 @@ func (c *Controller) syncResources(ctx context.Context, factory metadatainformer
 		return false
 	}
 	c.resources.Store(res)
-	added := 0
+	served := map[schema.GroupVersionResource]bool{}
 	for _, gvr := range res.watched {
-		if monitored[gvr] {
+		served[gvr] = true
+		if monitors.has(gvr) {
 			continue
 		}
-		if _, err := factory.ForResource(gvr).Informer().AddEventHandler(c.handlers(gvr)); err != nil {
+		informer := metadatainformer.NewFilteredMetadataInformer(c.metadata, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+		if _, err := informer.AddEventHandler(c.handlers(gvr)); err != nil {
 			c.metrics.syncErrors.Inc()
 			c.log.Warn("garbage collector: cannot watch", "resource", gvr.String(), "err", err)
 			continue
 		}
-		monitored[gvr] = true
-		added++
+		monitors.start(ctx, gvr, informer)
 	}
-	if added > 0 {
-		c.metrics.monitoredTotal.Set(float64(len(monitored)))
-		factory.Start(ctx.Done()) // starts only the informers not yet started
+	if err == nil {
+		for _, gvr := range monitors.resources() {
+			if !served[gvr] {
+				monitors.stop(gvr)
+				c.log.Info("garbage collector: resource no longer served; stopped watching it", "resource", gvr.String())
+			}
+		}
 	}
+	c.metrics.monitoredTotal.Set(float64(monitors.len()))
 	return true
 }
 
 // waitForSync waits for every informer's first list, at most
 // cfg.SyncTimeout: a resource that cannot be watched must not stop the
 // collection of all the others.
-func (c *Controller) waitForSync(ctx context.Context, factory metadatainformer.SharedInformerFactory) {
+func (c *Controller) waitForSync(ctx context.Context, monitors *monitors) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.SyncTimeout)
 	defer cancel()
-	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
+	for gvr, informer := range monitors.informers {
+		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 			c.metrics.syncErrors.Inc()
 			c.log.Warn("garbage collector: resource not synced", "resource", gvr.String())
 		}
