@@ -57,10 +57,14 @@ type Server struct {
 	// /debug/watchcache. Written only before Start, read-only afterwards.
 	extra map[string]http.Handler
 
-	// stopWatches is closed (once, by endWatches) when the server shuts
-	// down; every watch handler selects on it and ends its stream.
-	stopWatches chan struct{}
-	stopOnce    sync.Once
+	// stopping is the server-wide context that Shutdown cancels (through
+	// endWatches) first thing: every watch handler derives its context
+	// from it too, so that it ends its stream and its registry watch.
+	stopping   context.Context
+	endWatches context.CancelFunc
+	// conns follows the connections net/http holds, so that Shutdown can
+	// close those that carry no request (shutdown.go).
+	conns *connStates
 	// openWatches counts watch streams being served.
 	openWatches atomic.Int64
 	// handlers tracks the goroutines serveWithDeadline starts; Shutdown
@@ -115,13 +119,14 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 		health:       newHealthHandler(ready),
 		admission:    chain,
 		extra:        map[string]http.Handler{},
-		stopWatches:  make(chan struct{}),
+		conns:        newConnStates(),
 		tokens:       tokens,
 		inflight:     newInflightLimiter(cfg.MaxRequestsInflight, cfg.MaxMutatingRequestsInflight),
 		ready:        ready,
 		login:        newLoginManager(false),
 		allowedHosts: map[string]bool{},
 	}
+	s.stopping, s.endWatches = context.WithCancel(context.Background())
 	if cfg.Profiling {
 		s.Handle(profilingPath, profilingHandler())
 	}
@@ -170,10 +175,11 @@ func (s *Server) Start() error {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnState:         s.conns.track,
 	}
 	// net/http calls this after it has closed the listeners, before it
-	// waits for open requests: watches would never finish on their own.
-	srv.RegisterOnShutdown(s.endWatches)
+	// waits for open requests (shutdown.go).
+	srv.RegisterOnShutdown(s.stopLongRunning)
 	s.httpServer, s.listener = srv, root
 	// Each serving goroutine ends when Shutdown closes its listener.
 	for _, ln := range lns {
@@ -226,55 +232,6 @@ func (s *Server) PlainURL() string {
 		return ""
 	}
 	return "http://" + s.hostPortLocked()
-}
-
-// Shutdown stops the server gracefully, in this order:
-//  1. stop accepting connections (the listener closes);
-//  2. end every open watch: they are long-running and would otherwise
-//     keep Shutdown waiting until their timeout;
-//  3. wait for in-flight requests, including handlers that outlived
-//     their deadline, so that every write finishes (or ctx ends);
-//  4. return.
-func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	srv := s.httpServer
-	s.mu.Unlock()
-	var err error
-	if srv != nil {
-		err = srv.Shutdown(ctx) // steps 1-3 for requests on connections
-		s.mu.Lock()
-		// The TLS and plain listeners of a split share the socket: the
-		// first to close closes it, the others find it closed.
-		err = errors.Join(ignoreClosed(err), ignoreClosed(s.listener.Close()))
-		s.mu.Unlock()
-	}
-	s.endWatches() // step 2 when the server was never started
-	finished := make(chan struct{})
-	// This goroutine ends when the last handler goroutine does; if ctx
-	// ends first, it outlives Shutdown and ends when they do.
-	go func() {
-		s.handlers.Wait()
-		close(finished)
-	}()
-	select {
-	case <-finished:
-	case <-ctx.Done():
-		err = errors.Join(err, fmt.Errorf("apiserver: requests still running at shutdown: %w", ctx.Err()))
-	}
-	return err
-}
-
-// ignoreClosed drops the error of closing a listener already closed.
-func ignoreClosed(err error) error {
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
-}
-
-// endWatches ends every open watch stream, and refuses new ones.
-func (s *Server) endWatches() {
-	s.stopOnce.Do(func() { close(s.stopWatches) })
 }
 
 // serveHTTP is the outermost handler: it works out what the request is,

@@ -46,13 +46,14 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 	if !ok {
 		return apierrors.NewInternalError(fmt.Errorf("the response writer cannot stream"))
 	}
-	select {
-	case <-s.stopWatches:
+	if s.stopping.Err() != nil {
 		return apierrors.NewServiceUnavailable("the apiserver is shutting down; retry against a running server")
-	default:
 	}
+	// The watch ends with the request or with the server (shutdown.go),
+	// even while the registry is still setting it up.
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
+	defer context.AfterFunc(s.stopping, cancel)()
 	watcher, err := s.store.Watch(ctx, res, info.namespace, opts)
 	if err != nil {
 		return err
@@ -72,9 +73,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 		select {
 		case <-timer.C: // timeoutSeconds passed
 			return nil
-		case <-ctx.Done(): // the client went away
-			return nil
-		case <-s.stopWatches: // Shutdown
+		case <-ctx.Done(): // the client went away, or Shutdown
 			return nil
 		case event, ok := <-watcher.ResultChan():
 			if !ok {
