@@ -12,8 +12,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"k8s.io/client-go/rest"
-
 	"minicp/e2e/framework"
 )
 
@@ -21,11 +19,7 @@ import (
 // controller against the minicp stack s until the test ends.
 func startManager(t *testing.T, s *framework.Stack) {
 	t.Helper()
-	// HTTP/1.1 streams end with their connection, so the stack's shutdown
-	// never waits on a watch stream the manager left open over HTTP/2.
-	cfg := rest.CopyConfig(s.RESTConfig)
-	cfg.NextProtos = []string{"http/1.1"}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(s.RESTConfig, ctrl.Options{
 		Metrics:                metricsserver.Options{BindAddress: "0"}, // no metrics listener
 		HealthProbeBindAddress: "0",
 	})
