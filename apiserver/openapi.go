@@ -56,16 +56,18 @@ type openAPIHandler struct {
 	builtinIndex map[string]openAPIIndexEntry // "api/v1" -> its URL
 	builtinDocs  map[string]staticDocument    // "api/v1", "apis/coordination.k8s.io/v1"
 
-	// v3Mu guards v3, the current index and documents, built-in and custom
-	// together. TableChanged clears it (under the table's writer lock, so
-	// it only takes v3Mu); the next request rebuilds it, holding v3Mu.
-	v3Mu sync.Mutex
-	v3   *openAPIV3Set
+	// v2Once builds builtinV2, the v2 document of the built-in kinds;
+	// read-only afterwards.
+	v2Once    sync.Once
+	builtinV2 object
 
-	// v2Once builds v2JSON and v2Proto; they are read-only afterwards.
-	v2Once  sync.Once
-	v2JSON  staticDocument // /openapi/v2 as JSON
-	v2Proto staticDocument // /openapi/v2 as protobuf
+	// mu guards v3 (the current v3 index and documents) and v2 (the
+	// current v2 document), built-in and custom together. TableChanged
+	// clears them (under the table's writer lock, so it only takes mu);
+	// the next request rebuilds the one it needs, holding mu.
+	mu sync.Mutex
+	v3 *openAPIV3Set
+	v2 *openAPIV2Set
 }
 
 // openAPIIndexEntry is one group-version in the /openapi/v3 index.
@@ -99,12 +101,9 @@ func (h *openAPIHandler) buildV3() {
 	}
 }
 
-// buildV2 generates the v2 document in both encodings.
+// buildV2 generates the v2 document of the built-in kinds.
 func (h *openAPIHandler) buildV2() {
-	var err error
-	if h.v2JSON, h.v2Proto, err = swaggerDocuments(h.builtin); err != nil {
-		panic(err) // the documents derive from compiled-in types: a bug, not an input error
-	}
+	h.builtinV2 = swaggerDocument(h.builtin)
 }
 
 // openAPIPath is the group-version's key in the index: "api/v1" for the
@@ -139,7 +138,6 @@ func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case path == "/openapi/v2":
-		h.v2Once.Do(h.buildV2)
 		h.serveV2(w, r)
 	case path == "/openapi/v3":
 		serveOpenAPI(w, r, h.current().index)
@@ -183,7 +181,7 @@ func (h *openAPIHandler) serveV2(w http.ResponseWriter, r *http.Request) {
 	for _, clause := range strings.Split(r.Header.Get("Accept"), ",") {
 		mediaType, _, _ := strings.Cut(strings.TrimSpace(clause), ";")
 		if mediaType == openAPIV2Protobuf || mediaType == openAPIV2ProtobufRequested {
-			serveDocument(w, r, openAPIV2Protobuf, quoted(h.v2Proto))
+			serveDocument(w, r, openAPIV2Protobuf, quoted(h.currentV2().proto))
 			return
 		}
 	}
@@ -192,7 +190,7 @@ func (h *openAPIHandler) serveV2(w http.ResponseWriter, r *http.Request) {
 			"only the following media types are accepted: application/json, "+openAPIV2Protobuf))
 		return
 	}
-	serveDocument(w, r, "application/json", quoted(h.v2JSON))
+	serveDocument(w, r, "application/json", quoted(h.currentV2().json))
 }
 
 // serveOpenAPI writes doc as JSON with its entity tag, quoted as HTTP

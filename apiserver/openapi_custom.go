@@ -32,20 +32,25 @@ var _ registry.TableSubscriber = (*openAPIHandler)(nil)
 // describes itself came or went; the next request rebuilds them.
 func (h *openAPIHandler) TableChanged(added, removed []*registry.Resource) {
 	for _, r := range append(added, removed...) {
-		if r.OpenAPIV3 != nil {
-			h.v3Mu.Lock()
-			h.v3 = nil
-			h.v3Mu.Unlock()
+		if describesItself(r) {
+			h.mu.Lock()
+			h.v3, h.v2 = nil, nil
+			h.mu.Unlock()
 			return
 		}
 	}
 }
 
+// describesItself reports whether r brings its own OpenAPI documents.
+func describesItself(r *registry.Resource) bool {
+	return r.OpenAPIV3 != nil || r.OpenAPIV2 != nil
+}
+
 // current returns the documents of the table as it is now.
 func (h *openAPIHandler) current() *openAPIV3Set {
 	h.v3Once.Do(h.buildV3)
-	h.v3Mu.Lock()
-	defer h.v3Mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.v3 == nil {
 		h.v3 = h.buildV3Set()
 	}
@@ -110,4 +115,78 @@ func mergeOpenAPIV3(dst, src *spec3.OpenAPI) {
 	if src.Components != nil {
 		maps.Copy(dst.Components.Schemas, src.Components.Schemas)
 	}
+}
+
+// openAPIV2Set is one state of /openapi/v2 in both encodings. Read-only
+// once built.
+type openAPIV2Set struct {
+	json, proto staticDocument
+}
+
+// currentV2 returns the v2 document of the table as it is now.
+func (h *openAPIHandler) currentV2() *openAPIV2Set {
+	h.v2Once.Do(h.buildV2)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.v2 == nil {
+		h.v2 = h.buildV2Set()
+	}
+	return h.v2
+}
+
+// buildV2Set adds the paths and definitions of the resources that
+// describe themselves to the built-in v2 document, and encodes it.
+func (h *openAPIHandler) buildV2Set() *openAPIV2Set {
+	doc := maps.Clone(h.builtinV2)
+	paths := maps.Clone(doc["paths"].(object))
+	definitions := maps.Clone(doc["definitions"].(object))
+	doc["paths"], doc["definitions"] = paths, definitions
+	for _, r := range h.table.All() {
+		if r.OpenAPIV2 == nil {
+			continue
+		}
+		if err := mergeSwagger(paths, definitions, r.OpenAPIV2); err != nil {
+			slog.Warn("openapi: a resource's v2 document could not be built", "resource", r.GroupVersionResource(), "err", err)
+		}
+	}
+	jsonDoc, protoDoc, err := encodeSwagger(doc)
+	if err != nil {
+		// Only a custom resource's document can break it: serve the
+		// built-in kinds alone rather than nothing.
+		slog.Warn("openapi: the v2 document could not be encoded", "err", err)
+		if jsonDoc, protoDoc, err = encodeSwagger(h.builtinV2); err != nil {
+			panic(err) // the built-in document derives from compiled-in types
+		}
+	}
+	return &openAPIV2Set{json: jsonDoc, proto: protoDoc}
+}
+
+// mergeSwagger adds the paths and definitions of build's document to
+// paths and definitions, as the plain JSON values the built-in document
+// is made of.
+func mergeSwagger(paths, definitions object, build func() (*spec.Swagger, error)) error {
+	sw, err := build()
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(sw)
+	if err != nil {
+		return err
+	}
+	var parts struct {
+		Paths       object `json:"paths"`
+		Definitions object `json:"definitions"`
+	}
+	if err := json.Unmarshal(body, &parts); err != nil {
+		return err
+	}
+	maps.Copy(paths, parts.Paths)
+	// The metadata types every custom resource refers to are already
+	// there, described from the Go types as for every built-in kind.
+	for name, def := range parts.Definitions {
+		if _, ok := definitions[name]; !ok {
+			definitions[name] = def
+		}
+	}
+	return nil
 }

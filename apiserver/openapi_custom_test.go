@@ -5,8 +5,12 @@ import (
 	"slices"
 	"testing"
 
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/kube-openapi/pkg/util/proto"
 	"sigs.k8s.io/yaml"
 
 	"minicp/crd"
@@ -111,5 +115,55 @@ func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
 	}
 	if listed() {
 		t.Fatal("the index still lists example.com/v1 after its CRD left")
+	}
+}
+
+// kubectl 1.27 and 1.28 find custom resources in /openapi/v2.
+func TestOpenAPIV2FollowsCustomResourcesInTheTable(t *testing.T) {
+	gadgets := gadgetResources(t)
+	table := registry.NewBuiltinTable()
+	srv := httptest.NewServer(newOpenAPIHandler(table))
+	t.Cleanup(srv.Close)
+	client, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"}
+	models := func() (proto.Models, *openapiv2.Document) {
+		doc, err := client.OpenAPISchema()
+		if err != nil {
+			t.Fatalf("OpenAPISchema: %v", err)
+		}
+		models, err := proto.NewOpenAPIData(doc)
+		if err != nil {
+			t.Fatalf("kubectl's model parser rejects the document: %v", err)
+		}
+		return models, doc
+	}
+	if m, _ := models(); m.LookupModel("com.example.v1.Gadget") != nil {
+		t.Fatal("/openapi/v2 describes Gadgets before their CRD is served")
+	}
+	if err := table.Change(nil, gadgets); err != nil {
+		t.Fatal(err)
+	}
+	m, doc := models()
+	gadget, ok := m.LookupModel("com.example.v1.Gadget").(*proto.Kind)
+	if !ok {
+		t.Fatal("/openapi/v2 has no model com.example.v1.Gadget once its CRD is served")
+	}
+	if _, ok := gadget.Fields["spec"]; !ok {
+		t.Errorf("the Gadget model has no spec: %v", gadget.Keys())
+	}
+	if !v2PatchHasFieldValidation(doc, gvk) {
+		t.Error("no PATCH operation of Gadget with a fieldValidation query parameter")
+	}
+	if m.LookupModel("io.k8s.api.core.v1.Pod") == nil {
+		t.Error("the built-in models are gone")
+	}
+	if err := table.Change(gadgets, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := models(); m.LookupModel("com.example.v1.Gadget") != nil {
+		t.Fatal("/openapi/v2 still describes Gadgets after their CRD left")
 	}
 }

@@ -23,10 +23,9 @@ const (
 	openAPIV2ProtobufRequested = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 )
 
-// swaggerDocuments returns the v2 document of resources as JSON and as
-// protobuf.
-func swaggerDocuments(resources []*registry.Resource) (jsonDoc, protoDoc staticDocument, err error) {
-	body, err := json.Marshal(swaggerDocument(resources))
+// encodeSwagger returns the v2 document doc as JSON and as protobuf.
+func encodeSwagger(doc object) (jsonDoc, protoDoc staticDocument, err error) {
+	body, err := json.Marshal(doc)
 	if err != nil {
 		return jsonDoc, protoDoc, fmt.Errorf("encoding OpenAPI v2: %w", err)
 	}

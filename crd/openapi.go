@@ -8,7 +8,9 @@ package crd
 // schema with apiVersion, kind and metadata added, its list kind, and the
 // metadata types they refer to. `kubectl explain` reads the schema;
 // kubectl create and apply find the PATCH operation and send
-// fieldValidation=Strict.
+// fieldValidation=Strict. The same description in OpenAPI v2 (Swagger)
+// goes into /openapi/v2, which kubectl 1.27 and 1.28 still read; as
+// upstream's, a preserved root is a plain object there.
 
 import (
 	"sync"
@@ -16,6 +18,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // openAPIV3 returns a function that builds the OpenAPI v3 document of
@@ -32,6 +35,22 @@ func openAPIV3(crd *apiextensionsv1.CustomResourceDefinition, version string) fu
 	return func() (*spec3.OpenAPI, error) {
 		once.Do(func() {
 			doc, err = builder.BuildOpenAPIV3(crd, version, builder.Options{V2: false})
+		})
+		return doc, err
+	}
+}
+
+// openAPIV2 is openAPIV3's Swagger 2.0 twin, for /openapi/v2.
+func openAPIV2(crd *apiextensionsv1.CustomResourceDefinition, version string) func() (*spec.Swagger, error) {
+	crd = crd.DeepCopy()
+	var (
+		once sync.Once
+		doc  *spec.Swagger
+		err  error
+	)
+	return func() (*spec.Swagger, error) {
+		once.Do(func() {
+			doc, err = builder.BuildOpenAPIV2(crd, version, builder.Options{V2: true})
 		})
 		return doc, err
 	}

@@ -58,6 +58,7 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 		StorageCodec:     newCodec(gvk, storage, conversionStrategy(crd)),
 		TextOnly:         true,
 		OpenAPIV3:        openAPIV3(crd, version),
+		OpenAPIV2:        openAPIV2(crd, version),
 		DeleteCollection: true,
 		New: func() runtime.Object {
 			u := &unstructured.Unstructured{}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Resource is the one description of a REST resource: everything that makes
@@ -83,12 +84,14 @@ type Resource struct {
 	// Accept header naming only protobuf 406). Their objects are
 	// runtime.Unstructured and carry their own apiVersion and kind.
 	TextOnly bool
-	// OpenAPIV3, when set, returns the resource's own OpenAPI v3 document
-	// (its paths and schemas), which the apiserver merges into the
-	// document of the group-version: custom resources describe themselves
-	// from their CRD's schema (package crd). Nil: the apiserver describes
-	// the resource from its compiled-in Go types.
+	// OpenAPIV3 and OpenAPIV2, when set, return the resource's own OpenAPI
+	// documents (its paths and schemas), which the apiserver merges into
+	// the document of the group-version (v3) and the single v2 document:
+	// custom resources describe themselves from their CRD's schema
+	// (package crd). Nil: the apiserver describes the resource from its
+	// compiled-in Go types.
 	OpenAPIV3 func() (*spec3.OpenAPI, error)
+	OpenAPIV2 func() (*spec.Swagger, error)
 	// Coerce, when set, shapes an object decoded from a request body (a
 	// create, an update, the result of a patch) by the resource's schema:
 	// custom resources drop unknown fields and fill defaults (package
