@@ -5,7 +5,10 @@ package registry
 
 import (
 	"math"
+	"regexp"
 	"strings"
+	"time"
+	_ "time/tzdata" // CronJob time zones are checked against the same database everywhere
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/robfig/cron/v3"
 )
 
 // defaultJob: one completion at a time when neither is given, 6 retries,
@@ -154,6 +159,7 @@ func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), cj.Name, "must be no more than 52 characters"))
 	}
 	errs = append(errs, validateSchedule(spec.Schedule, path.Child("schedule"))...)
+	errs = append(errs, validateTimeZone(spec.TimeZone, path.Child("timeZone"))...)
 	policies := []batchv1.ConcurrencyPolicy{batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent}
 	if !contains(policies, spec.ConcurrencyPolicy) {
 		errs = append(errs, field.NotSupported(path.Child("concurrencyPolicy"), spec.ConcurrencyPolicy, policies))
@@ -164,22 +170,60 @@ func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
 	return append(errs, validateTemplate(&spec.JobTemplate.Spec.Template, nil, tmpl, jobRestartPolicies...)...)
 }
 
-// cronDescriptors are the schedules that stand for a whole cron line.
-var cronDescriptors = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
-
-// validateSchedule checks the shape of a cron schedule: five fields, a
-// descriptor or "@every <duration>". minicp runs no CronJob controller, so
-// it does not parse the fields further.
+// validateSchedule parses a schedule as upstream does, with the standard
+// cron parser: five fields (minute, hour, day of month, month, day of
+// week: numbers, names, ranges, lists, steps), a descriptor such as
+// @hourly, or "@every <duration>".
 func validateSchedule(schedule string, path *field.Path) field.ErrorList {
 	if schedule == "" {
 		return field.ErrorList{field.Required(path, "")}
 	}
-	if strings.Contains(schedule, "TZ") {
+	if _, err := cron.ParseStandard(schedule); err != nil {
+		return field.ErrorList{field.Invalid(path, schedule, err.Error())}
+	}
+	return nil
+}
+
+// validateScheduleTimeZone: the time zone belongs in the timeZone field.
+// A schedule with TZ= or CRON_TZ= is refused on create; an update of a
+// CronJob stored with one before the field existed may keep it, but not
+// beside a timeZone.
+func validateScheduleTimeZone(cj, old *batchv1.CronJob) field.ErrorList {
+	path := field.NewPath("spec", "schedule")
+	allowTZ := old != nil && strings.Contains(old.Spec.Schedule, "TZ")
+	switch schedule := cj.Spec.Schedule; {
+	case allowTZ && strings.Contains(schedule, "TZ") && cj.Spec.TimeZone != nil:
+		return field.ErrorList{field.Invalid(path, schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")}
+	case !allowTZ && strings.Contains(schedule, "TZ"):
 		return field.ErrorList{field.Invalid(path, schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")}
 	}
-	s := strings.TrimSpace(schedule)
-	if contains(cronDescriptors, s) || strings.HasPrefix(s, "@every ") || len(strings.Fields(s)) == 5 {
+	return nil
+}
+
+// validTimeZonePart is what one slash-separated part of a time zone name
+// may hold (letters, digits, '.', '-', '_', '+'; 1 to 14 of them).
+var validTimeZonePart = regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+
+// validateTimeZone: an explicit zone name of the time zone database
+// ("Europe/Berlin", "Etc/UTC"), not empty and not Local. The database is
+// compiled in (time/tzdata), so the answer does not depend on the host.
+func validateTimeZone(tz *string, path *field.Path) field.ErrorList {
+	if tz == nil {
 		return nil
 	}
-	return field.ErrorList{field.Invalid(path, schedule, "unparseable schedule: expected exactly 5 fields or a descriptor such as @hourly")}
+	if *tz == "" {
+		return field.ErrorList{field.Invalid(path, *tz, "timeZone must be nil or non-empty string")}
+	}
+	for _, part := range strings.Split(*tz, "/") {
+		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !validTimeZonePart.MatchString(part) {
+			return field.ErrorList{field.Invalid(path, *tz, "unknown time zone "+*tz)}
+		}
+	}
+	if strings.EqualFold(*tz, "Local") {
+		return field.ErrorList{field.Invalid(path, *tz, "timeZone must be an explicit time zone name such as Europe/Berlin or Etc/UTC, not Local")}
+	}
+	if _, err := time.LoadLocation(*tz); err != nil {
+		return field.ErrorList{field.Invalid(path, *tz, err.Error())}
+	}
+	return nil
 }

@@ -128,8 +128,16 @@ var (
 		},
 		validateUpdate: validateJobUpdate,
 	}))
-	cronJobStrategy = kindStrategy(kindRules[*batchv1.CronJob]{defaults: defaultCronJob, validate: validateCronJob})
-	secretStrategy  = kindStrategy(kindRules[*corev1.Secret]{
+	cronJobStrategy = func() *Strategy {
+		st := kindStrategy(kindRules[*batchv1.CronJob]{
+			defaults: defaultCronJob, validate: validateCronJob, validateUpdate: func(cj, old *batchv1.CronJob) field.ErrorList {
+				return validateScheduleTimeZone(cj, old)
+			},
+		})
+		st.ValidateCreate = func(obj runtime.Object) field.ErrorList { return validateScheduleTimeZone(obj.(*batchv1.CronJob), nil) }
+		return st
+	}()
+	secretStrategy = kindStrategy(kindRules[*corev1.Secret]{
 		defaults: defaultSecret, validate: validateSecret, validateUpdate: validateSecretUpdate,
 	})
 	podTemplateStrategy = kindStrategy(kindRules[*corev1.PodTemplate]{
@@ -140,13 +148,16 @@ var (
 	})
 	claimStrategy = kindStrategy(kindRules[*corev1.PersistentVolumeClaim]{
 		defaults: func(pvc *corev1.PersistentVolumeClaim) { defaultClaimSpec(&pvc.Spec) },
+		validate: validatePersistentVolumeClaim, validateUpdate: validatePersistentVolumeClaimUpdate,
 	})
-	volumeStrategy        = kindStrategy(kindRules[*corev1.PersistentVolume]{defaults: defaultPersistentVolume})
+	volumeStrategy = kindStrategy(kindRules[*corev1.PersistentVolume]{
+		defaults: defaultPersistentVolume, validate: validatePersistentVolume, validateUpdate: validatePersistentVolumeUpdate,
+	})
 	endpointsStrategy     = kindStrategy(kindRules[*corev1.Endpoints]{defaults: defaultEndpoints})
 	endpointSliceStrategy = kindStrategy(kindRules[*discoveryv1.EndpointSlice]{defaults: defaultEndpointSlice})
-	networkPolicyStrategy = kindStrategy(kindRules[*networkingv1.NetworkPolicy]{defaults: defaultNetworkPolicy})
+	networkPolicyStrategy = kindStrategy(kindRules[*networkingv1.NetworkPolicy]{defaults: defaultNetworkPolicy, validate: validateNetworkPolicy})
 	hpaStrategy           = kindStrategy(kindRules[*autoscalingv2.HorizontalPodAutoscaler]{
-		name: validation.NameIsDNSSubdomain, defaults: defaultHPA,
+		name: validation.NameIsDNSSubdomain, defaults: defaultHPA, validate: validateHPA,
 	})
 	priorityClassStrategy     = kindStrategy(kindRules[*schedulingv1.PriorityClass]{defaults: defaultPriorityClass})
 	storageClassStrategy      = kindStrategy(kindRules[*storagev1.StorageClass]{defaults: defaultStorageClass})
@@ -168,8 +179,8 @@ var (
 		},
 	})
 	serviceAccountStrategy   = kindStrategy(kindRules[*corev1.ServiceAccount]{})
-	resourceQuotaStrategy    = kindStrategy(kindRules[*corev1.ResourceQuota]{})
-	limitRangeStrategy       = kindStrategy(kindRules[*corev1.LimitRange]{})
+	resourceQuotaStrategy    = kindStrategy(kindRules[*corev1.ResourceQuota]{validate: validateResourceQuota})
+	limitRangeStrategy       = kindStrategy(kindRules[*corev1.LimitRange]{validate: validateLimitRange})
 	ingressStrategy          = kindStrategy(kindRules[*networkingv1.Ingress]{})
 	ingressClassStrategy     = kindStrategy(kindRules[*networkingv1.IngressClass]{})
 	pdbStrategy              = kindStrategy(kindRules[*policyv1.PodDisruptionBudget]{})

@@ -1,14 +1,16 @@
 package storagetest
 
-// Valid objects of the workload and Service kinds, whose strategies
-// require more than a name (a selector matching the pod template, a
-// schedule, a port).
+// Valid objects of the workload, Service, volume and autoscaler kinds,
+// whose strategies require more than a name (a selector matching the pod
+// template, a schedule, a port, access modes and a size, a target).
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -66,5 +68,20 @@ var workloadSamples = map[schema.GroupResource]func(name string) runtime.Object{
 	{Group: "batch", Resource: "cronjobs"}: func(name string) runtime.Object {
 		return &batchv1.CronJob{ObjectMeta: named(name), Spec: batchv1.CronJobSpec{Schedule: "@hourly",
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: sampleTemplate(corev1.RestartPolicyOnFailure)}}}}
+	},
+	{Resource: "persistentvolumeclaims"}: func(name string) runtime.Object {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: named(name), Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	},
+	{Resource: "persistentvolumes"}: func(name string) runtime.Object {
+		return &corev1.PersistentVolume{ObjectMeta: named(name), Spec: corev1.PersistentVolumeSpec{
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + name}}}}
+	},
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: func(name string) runtime.Object {
+		return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: named(name), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			MaxReplicas: 3, ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "sample"}}}
 	},
 }
