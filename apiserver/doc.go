@@ -63,7 +63,14 @@
 //
 // Everything the server knows about a resource comes from its descriptor
 // in the table New is given (registry.Resource): routes, scope, verbs,
-// subresources, categories, printer columns.
+// subresources, categories, printer columns. The table's set changes while
+// the server runs (custom resources, package crd): a request looks its
+// resource up once and keeps that descriptor to its end; discovery is
+// rebuilt for every state of the table and swapped in whole
+// (discovery_live.go); OpenAPI after a change (openapi_custom.go). Custom
+// resources (Resource.TextOnly) are Unstructured objects, encoded as the
+// JSON or YAML serializer writes them, with their own apiVersion and kind;
+// protobuf is refused for them as upstream refuses it (textonly.go).
 //
 // Discovery, OpenAPI, tables, health and metrics live in their own files
 // (discovery.go, openapi.go, table.go, health.go, metrics.go); server.go

@@ -91,6 +91,12 @@ func (s *Server) serveREST(w http.ResponseWriter, req *http.Request, info *reque
 	if info.subresource == "scale" {
 		h = (*Server).serveScale
 	}
+	if info.verb == verbCreate && res.CreateGate != nil {
+		if err := res.CreateGate(); err != nil {
+			writeError(w, req, err)
+			return
+		}
+	}
 	if err := h(s, w, req, info, res); err != nil {
 		writeError(w, req, err)
 	}

@@ -21,6 +21,13 @@
 // an etcd lease through the registry's KeyTTL. The etcd endpoints are
 // written to the data directory (endpoints.go) for minictl and kubelet-sim.
 //
+// Custom resources (crds.go): before the apiserver serves, crd.Serving
+// lists the stored CRDs and puts the custom resources of the established
+// ones in the resource table, and Start waits for that, so a restarted
+// stack serves them as soon as it is ready; Serving then follows the CRDs.
+// Once the apiserver serves, the CRD controller (controllers/crd) starts,
+// a client like the others. Close stops both before the apiserver.
+//
 // Before the apiserver starts it makes, on first start, the admin bearer
 // token (<data-dir>/token, 0600) and a CA with a serving certificate
 // (<data-dir>/pki, pki.go), and keeps them across restarts; the kubeconfig

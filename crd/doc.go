@@ -28,6 +28,28 @@
 //     a request that would need a conversion gets a Status saying minicp
 //     calls no webhooks.
 //
+// # At run time
+//
+//   - Serving (resource_serving.go) runs inside the stack. It lists and
+//     watches the stored CRDs through the watch cache and keeps the
+//     stack's registry.Table in step: a CRD whose Established condition is
+//     True has its served versions in the table, storage version first; a
+//     change of its spec or accepted names replaces them in one
+//     Table.Change; a CRD that leaves etcd takes them out. The table's
+//     subscribers do the rest: the watch cache starts (or stops) a cache
+//     per resource, discovery and OpenAPI are rebuilt. Only Serving's
+//     goroutine touches its record of what each CRD serves.
+//   - The conditions Serving waits for are set by the CRD controller
+//     (package controllers/crd), a client of the API, as upstream's
+//     naming and establishing controllers; the cleanup of a deleted CRD is
+//     that controller's too. While a CRD is Terminating, creates of its
+//     custom resources are 405 (Resource.CreateGate, an atomic flag
+//     Serving sets), and reads, updates and deletes go on.
+//   - From the CRD's write to a served resource: the controller's status
+//     update, one watch event to Serving, one table swap. The e2e tests
+//     measure 0.1-0.25 s from creating a CRD to the first custom resource
+//     created.
+//
 // # Invariants
 //
 //   - A Resource built here is never changed: when a CRD changes, the

@@ -16,12 +16,15 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"minicp/registry"
@@ -49,6 +52,22 @@ type Serving struct {
 type served struct {
 	resources []*registry.Resource
 	source    string // JSON of spec and accepted names
+	// terminating is the CRD's Terminating condition, read by the
+	// resources' CreateGate; Run's goroutine sets it.
+	terminating *atomic.Bool
+}
+
+// refuseCreates is the CreateGate of a CRD's resources: while the CRD is
+// being deleted, creates are 405, as upstream answers them.
+func refuseCreates(gr schema.GroupResource, terminating *atomic.Bool) func() error {
+	return func() error {
+		if !terminating.Load() {
+			return nil
+		}
+		err := apierrors.NewMethodNotSupported(gr, "create")
+		err.ErrStatus.Message = "create not allowed while custom resource definition is terminating; wait until the CRD is gone and create it again"
+		return err
+	}
 }
 
 // NewServing returns a Serving of table's custom resources, reading CRDs
@@ -162,10 +181,17 @@ func (s *Serving) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		return
 	}
 	old := s.served[crd.Name]
+	terminating := apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
 	if old.source == string(source) {
+		old.terminating.Store(terminating)
 		return
 	}
+	state := &atomic.Bool{}
+	state.Store(terminating)
 	resources, err := ServedResources(crd)
+	for _, res := range resources {
+		res.CreateGate = refuseCreates(res.GroupResource(), state)
+	}
 	if err == nil {
 		err = s.table.Change(old.resources, resources)
 	}
@@ -173,7 +199,7 @@ func (s *Serving) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		s.log.Error("custom resources: cannot serve CRD", "crd", crd.Name, "err", err)
 		return
 	}
-	s.served[crd.Name] = served{resources: resources, source: string(source)}
+	s.served[crd.Name] = served{resources: resources, source: string(source), terminating: state}
 	s.log.Info("custom resources: serving", "crd", crd.Name, "versions", len(resources))
 }
 

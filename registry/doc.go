@@ -74,8 +74,13 @@
 // watch cache indexes and window, subresources, scale, printer columns,
 // create-on-update, collection delete. The built-in kinds are the entries
 // of Builtin (builtin*.go); NewTable checks a set of them and makes the
-// immutable Table that one running stack hands to its Store, its watch
-// cache and its apiserver. No package keeps a list of resources of its
+// Table that one running stack hands to its Store, its watch cache and
+// its apiserver. The table's set changes at run time, when custom
+// resources come and go (package crd): each state is an immutable
+// snapshot that Table.Change swaps in whole, readers never lock, and
+// subscribers (the watch cache, discovery, OpenAPI) hear of every change
+// in order (table.go states who may see what mid-change). A Resource
+// itself never changes once in a table. No package keeps a list of resources of its
 // own, and no code decides behaviour by comparing resource names.
 //
 // Strategies (strategy*.go) hold what differs between resources' writes:

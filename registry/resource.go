@@ -111,6 +111,11 @@ type Resource struct {
 	// ToSelectableFields do ("spec.nodeName" for pods). Nil: those two
 	// only. A selector naming another field is a 400.
 	SelectableFields func(obj runtime.Object) fields.Set
+	// CreateGate, when set, is asked before every create through the
+	// API; an error it returns is the answer (the custom resources of a
+	// CRD being deleted: 405, as upstream). It reads state that changes
+	// while the descriptor stays the same.
+	CreateGate func() error
 	// AllowCreateOnUpdate lets PUT create a missing object (upstream: yes
 	// for events and leases, no for everything else, nodes included).
 	AllowCreateOnUpdate bool

@@ -49,6 +49,21 @@
 //     mode). allowWatchBookmarks adds a BOOKMARK every BookmarkFrequency,
 //     and one shortly before the watch's deadline.
 //
+// # Resources that come and go
+//
+// The cache follows its resource table (registry.Table.Subscribe): a
+// resource added at run time (a custom resource, when its CRD is
+// Established) gets a resourceCache of its own, started at once; one that
+// leaves the table has its context cancelled, which ends its two
+// goroutines and every client watch of it. Cache.caches is a map that is
+// never modified but replaced whole (copy on write) by TableChanged, under
+// Cache.mu; every read loads it without a lock. Lock order: the table's
+// writer lock, then Cache.mu, then a resourceCache's mu. A request that
+// looked its resource up before the resource left is served by the
+// Storage (etcd), as any uncached resource. Every served version of a
+// custom resource is a resource of its own here, with its own window and
+// etcd watch of the same prefix (upstream keeps one cache per CRD).
+//
 // # Goroutines: who owns what
 //
 // Per cached resource (resourceCache):
