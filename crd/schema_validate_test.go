@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -136,4 +138,35 @@ func TestValidateStatusUpdateChecksTheStatusSchema(t *testing.T) {
 		`.status.replicas: Invalid value: -1: should be a non-negative integer`,
 		`some validation rules were not checked`,
 	)
+}
+
+func TestCELRulesStopAtTheCostLimit(t *testing.T) {
+	crd := testCRD(t)
+	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	// Quadratic in the list's length, and the list has no maxItems: the
+	// CRD's validation would refuse this rule; if one gets through, the
+	// runtime limit still stops it.
+	spec.Properties["tags"] = apiextensionsv1.JSONSchemaProps{
+		Type:         "array",
+		Items:        &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}},
+		XValidations: apiextensionsv1.ValidationRules{{Rule: "self.all(x, self.all(y, x == y || x != y))"}},
+	}
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	// A lower limit than CELPerCallLimit is reached as surely, sooner.
+	v, err := newVersion(crd, "v1", 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := make([]any, 100)
+	for i := range tags {
+		tags[i] = "t"
+	}
+	u := widget(t, "{apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, spec: {replicas: 1}}")
+	if err := unstructured.SetNestedSlice(u.Object, tags, "spec", "tags"); err != nil {
+		t.Fatal(err)
+	}
+	errs := v.Validate(context.Background(), u)
+	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "cost") {
+		t.Fatalf("Validate = %q, want the rule stopped by the cost limit", errorStrings(errs))
+	}
 }

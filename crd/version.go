@@ -68,6 +68,12 @@ const (
 // apiextensions' validation (structural schemas, compilable CEL rules);
 // an error here means it did not, or names a version it does not have.
 func NewVersion(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Version, error) {
+	return newVersion(crd, version, CELPerCallLimit)
+}
+
+// newVersion is NewVersion with celPerCallLimit as the cost limit of one
+// rule's evaluation (tests lower it to reach it quickly).
+func newVersion(crd *apiextensionsv1.CustomResourceDefinition, version string, celPerCallLimit uint64) (*Version, error) {
 	crd = crd.DeepCopy()
 	found := false
 	for _, v := range crd.Spec.Versions {
@@ -86,7 +92,7 @@ func NewVersion(crd *apiextensionsv1.CustomResourceDefinition, version string) (
 	if err != nil {
 		return nil, err
 	}
-	if err := v.compileSchema(props); err != nil {
+	if err := v.compileSchema(props, celPerCallLimit); err != nil {
 		return nil, fmt.Errorf("%s version %s: %w", crd.Name, version, err)
 	}
 	if err := v.setSubresources(crd, version); err != nil {
@@ -111,7 +117,7 @@ func internalSchema(crd *apiextensionsv1.CustomResourceDefinition, version strin
 
 // compileSchema builds the structural schema, the OpenAPI validators and
 // the CEL rules from props.
-func (v *Version) compileSchema(props *apiextensions.JSONSchemaProps) error {
+func (v *Version) compileSchema(props *apiextensions.JSONSchemaProps, celPerCallLimit uint64) error {
 	v.structural = &structuralschema.Structural{}
 	if props != nil {
 		s, err := structuralschema.NewStructural(props)
@@ -140,7 +146,7 @@ func (v *Version) compileSchema(props *apiextensions.JSONSchemaProps) error {
 		}
 	}
 	// NewValidator compiles every rule once; nil when there is none.
-	v.celValidator = cel.NewValidator(v.structural, true, CELPerCallLimit)
+	v.celValidator = cel.NewValidator(v.structural, true, celPerCallLimit)
 	return nil
 }
 
