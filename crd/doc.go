@@ -22,6 +22,14 @@
 //     ratcheting, x-kubernetes-validations CEL rules within a cost budget,
 //     transition rules included (schema_validate.go), and the type
 //     converter server-side apply needs (version_typeconverter.go).
+//   - The schema acts at four points, as upstream's: a request body is
+//     pruned and defaulted as it is decoded, its dropped fields being the
+//     unknown fields fieldValidation reports (Resource.Coerce); every
+//     write is pruned, defaulted and validated again by the strategy
+//     (version_strategy.go), whatever produced it (a patch, a status
+//     carried over); every read from etcd is pruned and defaulted by the
+//     current schema (the codec); and /openapi/v3 and /openapi/v2
+//     describe the version from it (openapi.go, Resource.OpenAPIV3/V2).
 //   - Every served version is a Resource of its own over the same prefix:
 //     a request at any version reads and writes the same etcd keys. With
 //     the None conversion strategy only apiVersion differs; with Webhook,
