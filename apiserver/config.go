@@ -132,7 +132,7 @@ func NewConfig() Config {
 // AddFlags registers the server's flags on fs, with c's values as defaults.
 func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "IP address to serve the Kubernetes API on; off loopback (e.g. 0.0.0.0) only TLS is served")
-	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "serving certificate (PEM); default: one minicp makes in <data-dir>/pki, signed by its own CA, which the kubeconfig carries")
+	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "serving certificate (PEM); default: one minicp makes in <data-dir>/pki, signed by its own CA, which the kubeconfig carries; a file that ends with its chain's root puts that root in the kubeconfig")
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", c.TLSPrivateKeyFile, "private key of --tls-cert-file (PEM)")
 	fs.BoolVar(&c.TLSOnly, "tls-only", c.TLSOnly, "refuse plain HTTP on loopback too (off loopback it always is): every client, the live page included, must speak TLS")
 	fs.IntVar(&c.MaxRequestsInflight, "max-requests-inflight", c.MaxRequestsInflight, "most non-mutating requests served at once; more get 429 with Retry-After (watches do not count); 0 = no limit")

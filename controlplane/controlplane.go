@@ -52,10 +52,10 @@ type ControlPlane struct {
 
 	kubeconfig string
 	lock       *dataDirLock // the data directory's lock, held until Close (lock.go)
-	// caPEM is the CA of the serving certificate minicp made (pki.go), nil
-	// with --tls-cert-file. token is the admin bearer token
-	// (credentials.go); kubeconfigWritten
-	// is set once the kubeconfig is on disk, for /readyz.
+	// caPEM is the CA of the serving certificate minicp made (pki.go), or
+	// the root that ends --tls-cert-file's chain (nil when it ends with
+	// none). token is the admin bearer token (credentials.go);
+	// kubeconfigWritten is set once the kubeconfig is on disk, for /readyz.
 	caPEM             []byte
 	token             string
 	kubeconfigWritten atomic.Bool

@@ -72,12 +72,15 @@ func (cp *ControlPlane) credentialsInPlace() error {
 }
 
 // servingConfig is the apiserver's configuration with the admin token and
-// a serving certificate: the one given, or minicp's own (pki.go).
+// a serving certificate: the one given (whose root, when the file ends
+// with it, the kubeconfig carries), or minicp's own (pki.go).
 func (cp *ControlPlane) servingConfig() (apiserver.Config, error) {
 	c := cp.cfg.APIServer
 	c.Tokens = map[string]apiserver.UserInfo{cp.token: AdminUser}
 	if c.TLSCertFile != "" {
-		return c, nil
+		root, err := givenCertRoot(c.TLSCertFile)
+		cp.caPEM = root
+		return c, err
 	}
 	p, err := ensurePKI(filepath.Join(cp.cfg.DataDir, PKIDir), c.BindAddress, time.Now())
 	if err != nil {

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -194,4 +195,35 @@ func writeKeyPair(certPath, keyPath string, certPEM []byte, key *ecdsa.PrivateKe
 func serialNumber() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127)) // crypto/rand does not fail
 	return n
+}
+
+// givenCertRoot returns, for a serving certificate given with
+// --tls-cert-file, the certificate the kubeconfig carries as its CA: the
+// file's last certificate when it is self-signed (a chain that ends with
+// its root, or a self-signed certificate), nil otherwise, when clients
+// check the server against the system's roots.
+func givenCertRoot(certFile string) ([]byte, error) {
+	data, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading --tls-cert-file: %w", err)
+	}
+	var last *pem.Block
+	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
+		if block.Type == "CERTIFICATE" {
+			last = block
+		}
+	}
+	if last == nil {
+		return nil, fmt.Errorf("--tls-cert-file %s holds no PEM certificate", certFile)
+	}
+	cert, err := x509.ParseCertificate(last.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("parsing --tls-cert-file %s: %w", certFile, err)
+	}
+	selfSigned := bytes.Equal(cert.RawIssuer, cert.RawSubject) &&
+		cert.CheckSignature(cert.SignatureAlgorithm, cert.RawTBSCertificate, cert.Signature) == nil
+	if !selfSigned {
+		return nil, nil
+	}
+	return pem.EncodeToMemory(last), nil
 }
