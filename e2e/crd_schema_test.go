@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -37,7 +39,9 @@ spec:
   - name: v1
     served: true
     storage: true
-    subresources: {status: {}}
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
     schema:
       openAPIV3Schema:
         type: object
@@ -51,7 +55,7 @@ spec:
               message: minReplicas must not exceed maxReplicas
             properties:
               size: {type: string, enum: [small, large], default: small, description: how big the widget is}
-              replicas: {type: integer, minimum: 0, default: 1}
+              replicas: {type: integer, minimum: 0, maximum: 10, default: 1}
               minReplicas: {type: integer}
               maxReplicas: {type: integer}
               image: {type: string, maxLength: 20}
@@ -63,6 +67,7 @@ spec:
             type: object
             properties:
               phase: {type: string, enum: [Pending, Ready]}
+              replicas: {type: integer}
 `
 
 var widgetsV1 = schema.GroupVersionResource{Group: "schema.example.com", Version: "v1", Resource: "widgets"}
@@ -281,5 +286,34 @@ func TestASchemaChangeAppliesToStoredCustomResources(t *testing.T) {
 	}
 	if color, _, _ := unstructured.NestedString(created.Object, "spec", "color"); color != "blue" {
 		t.Errorf("a new Widget's spec.color = %q, want the new default blue", color)
+	}
+}
+
+// The scale subresource writes spec.replicas through the same schema: a
+// scale beyond the schema's maximum is 422 on spec.replicas.
+func TestScalingACustomResourceFollowsItsSchema(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	ctx := framework.Context(t, time.Minute)
+	widgets := installWidgets(t, s, nil).Namespace("default")
+	if _, err := widgets.Create(ctx, widgetObject(t, `{apiVersion: schema.example.com/v1, kind: Widget, metadata: {name: a}, spec: {}}`), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	scale := func(replicas int) error {
+		patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
+		_, err := widgets.Patch(ctx, "a", types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
+		return err
+	}
+	if err := scale(4); err != nil {
+		t.Fatalf("scaling to 4: %v", err)
+	}
+	if msg := invalidFields(t, scale(20))["spec.replicas"]; !strings.Contains(msg, "should be less than or equal to 10") {
+		t.Errorf("scaling to 20: cause on spec.replicas = %q", msg)
+	}
+	got, err := widgets.Get(ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replicas, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); replicas != 4 || got.GetGeneration() != 2 {
+		t.Errorf("spec.replicas %d, generation %d; want 4 and 2", replicas, got.GetGeneration())
 	}
 }
