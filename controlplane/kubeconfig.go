@@ -3,6 +3,7 @@ package controlplane
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,8 +46,21 @@ func printBanner(w io.Writer, cp *ControlPlane, startup time.Duration) {
 	if events := cp.EventsEtcdEndpoints(); len(events) > 0 {
 		fmt.Fprintf(w, "  events:    %s\n", strings.Join(events, ","))
 	}
-	fmt.Fprintf(w, "  live page: %s\n", cp.LoginURL())
-	fmt.Fprintf(w, "             (a one-time login link: it sets a cookie for this browser and opens %s/ui/)\n", cp.URL())
+	login := cp.LoginURL()
+	fmt.Fprintf(w, "  live page: %s\n", login)
+	fmt.Fprintf(w, "             (a one-time login link: it sets a cookie for this browser and opens %s)\n", pageHome(login))
 	fmt.Fprintf(w, "Point kubectl at it with:\n\n  export KUBECONFIG=%s\n\n", kubeconfig)
 	fmt.Fprintln(w, "Press Ctrl-C to stop.")
+}
+
+// pageHome is where the login link leads: /ui/ on the link's own scheme,
+// host and port (plain HTTP on loopback, unless --tls-only), as the cookie
+// it sets is good there only.
+func pageHome(login string) string {
+	u, err := url.Parse(login)
+	if err != nil {
+		return "/ui/"
+	}
+	u.Path, u.RawQuery = "/ui/", ""
+	return u.String()
 }
