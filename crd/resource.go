@@ -2,12 +2,14 @@ package crd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 
 	"minicp/registry"
 )
@@ -103,8 +105,10 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 }
 
 // ServedResources returns a descriptor for every served version of crd,
-// the storage version first (it is the preferred one discovery names and
-// the one flags such as --watch-cache-sizes resolve to).
+// in upstream's discovery order: by Kubernetes version priority (v2 before
+// v1 before v1beta1 before v1alpha1), so the first is the group's
+// preferred version, the one kubectl uses and flags such as
+// --watch-cache-sizes resolve to.
 func ServedResources(crd *apiextensionsv1.CustomResourceDefinition) ([]*registry.Resource, error) {
 	var out []*registry.Resource
 	for _, v := range orderedVersions(crd) {
@@ -120,18 +124,13 @@ func ServedResources(crd *apiextensionsv1.CustomResourceDefinition) ([]*registry
 	return out, nil
 }
 
-// orderedVersions returns crd's versions, the storage version first, the
-// others in the CRD's order.
+// orderedVersions returns crd's versions by priority, highest first.
 func orderedVersions(crd *apiextensionsv1.CustomResourceDefinition) []apiextensionsv1.CustomResourceDefinitionVersion {
-	var first, rest []apiextensionsv1.CustomResourceDefinitionVersion
-	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			first = append(first, v)
-		} else {
-			rest = append(rest, v)
-		}
-	}
-	return append(first, rest...)
+	versions := slices.Clone(crd.Spec.Versions)
+	slices.SortStableFunc(versions, func(a, b apiextensionsv1.CustomResourceDefinitionVersion) int {
+		return -version.CompareKubeAwareVersionStrings(a.Name, b.Name)
+	})
+	return versions
 }
 
 func findVersion(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {

@@ -51,15 +51,23 @@ func crontab(apiVersion string) *unstructured.Unstructured {
 	}}
 }
 
-func TestServedResourcesPutTheStorageVersionFirst(t *testing.T) {
-	resources, err := ServedResources(crontabs())
+func TestServedResourcesComeInUpstreamsVersionPriority(t *testing.T) {
+	crd := crontabs()
+	beta := crd.Spec.Versions[1]
+	beta.Name, beta.Storage = "v3beta1", false
+	crd.Spec.Versions = append(crd.Spec.Versions, beta)
+	resources, err := ServedResources(crd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resources) != 2 || resources[0].GroupVersion.Version != "v1" || resources[1].GroupVersion.Version != "v2" {
-		t.Fatalf("got %d resources, want v1 then v2", len(resources))
+	var got []string
+	for _, r := range resources {
+		got = append(got, r.GroupVersion.Version)
 	}
-	r := resources[0]
+	if strings.Join(got, ",") != "v2,v1,v3beta1" {
+		t.Fatalf("versions %v, want v2,v1,v3beta1 (GA by number, then betas)", got)
+	}
+	r := resources[1]
 	if r.Prefix != "/registry/stable.example.com/crontabs" || !r.Namespaced || r.Kind != "CronTab" || r.ListKind != "CronTabList" {
 		t.Fatalf("got prefix %s namespaced %v kind %s/%s", r.Prefix, r.Namespaced, r.Kind, r.ListKind)
 	}
