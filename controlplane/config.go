@@ -96,7 +96,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.EnableGarbageCollector, "enable-garbage-collector", c.EnableGarbageCollector, "run the garbage collector: dependents whose owners are gone are deleted, and DELETE honours the Orphan and Foreground propagation policies")
 	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "how long events are retained: each Event key is bound to an etcd lease of this TTL")
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often the apiserver compacts etcd's history (taking turns with other apiservers through compact_rev_key); 0 disables it")
-	fs.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", c.ServiceClusterIPRange, "CIDR from which Services get their ClusterIPs; its first address is the kubernetes Service's")
+	fs.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", c.ServiceClusterIPRange, "CIDR (IPv4 or IPv6) from which Services get their ClusterIPs; its first address is the kubernetes Service's")
 	fs.StringVar(&c.ServiceNodePortRange, "service-node-port-range", c.ServiceNodePortRange, "ports from which NodePort and LoadBalancer Services get their NodePorts, <low>-<high>")
 	fs.IntVar(&c.Etcd.Members, "etcd-members", c.Etcd.Members, "number of embedded etcd members, 1 or 3; with 3 and the default ports, clients use 2379-2381 and peers 12380-12382")
 	c.Etcd.AddFlags(fs)

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"minicp/controlplane"
 	"minicp/e2e/framework"
 )
 
@@ -103,6 +106,38 @@ func TestInvalidObjectsOfTheOtherKindsGet422WithTheirField(t *testing.T) {
 		}
 		if resp, err := s.Etcd.Get(ctx, tc.key); err != nil || len(resp.Kvs) != 0 {
 			t.Errorf("%s: %s is in etcd after a refused create (%v)", tc.name, tc.key, err)
+		}
+	}
+}
+
+// With an IPv6 --service-cluster-ip-range, Services (the kubernetes
+// Service first) get IPv6 ClusterIPs and say IPv6 in ipFamilies; a
+// dual-stack request is refused with 422 on its field, as upstream does on
+// a single-stack cluster.
+func TestAnIPv6ServiceRangeGivesIPv6ClusterIPs(t *testing.T) {
+	const cidr = "fd00:10:96::/112"
+	s := framework.Start(t, framework.Options{Configure: func(cfg *controlplane.Config) { cfg.ServiceClusterIPRange = cidr }})
+	ctx := framework.Context(t, 30*time.Second)
+	services := s.Clientset.CoreV1().Services(metav1.NamespaceDefault)
+	kube, err := services.Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || kube.Spec.ClusterIP != "fd00:10:96::1" || kube.Spec.IPFamilies[0] != corev1.IPv6Protocol {
+		t.Fatalf("the kubernetes Service: %+v, %v", kube, err)
+	}
+	_, v6, _ := net.ParseCIDR(cidr)
+	svc, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+	if err != nil || !v6.Contains(net.ParseIP(svc.Spec.ClusterIP)) || svc.Spec.IPFamilies[0] != corev1.IPv6Protocol {
+		t.Fatalf("a new Service: %+v, %v", svc, err)
+	}
+	require := corev1.IPFamilyPolicyRequireDualStack
+	_, err = services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "dual"},
+		Spec: corev1.ServiceSpec{IPFamilyPolicy: &require, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ipFamilyPolicy") {
+		t.Fatalf("RequireDualStack: got %v, want 422 on spec.ipFamilyPolicy", err)
+	}
+	for name, want := range map[string]int{"web": 1, "dual": 0} {
+		if resp, err := s.Etcd.Get(ctx, "/registry/services/specs/default/"+name); err != nil || len(resp.Kvs) != want {
+			t.Fatalf("%s: %d keys in etcd, want %d (%v)", name, len(resp.Kvs), want, err)
 		}
 	}
 }

@@ -67,8 +67,7 @@ func allocationError(svc *corev1.Service, path *field.Path, value any, what stri
 var serviceGroupKind = corev1.SchemeGroupVersion.WithKind("Service").GroupKind()
 
 // allocateServiceIP gives svc its ClusterIP: the one it asks for, or the
-// next free one; a headless Service gets none. The IP family fields say
-// what minicp serves: one IPv4 (or IPv6) range.
+// next free one; a headless Service gets none.
 func (al *allocation) allocateServiceIP(ctx context.Context, svc *corev1.Service) error {
 	spec := &svc.Spec
 	if spec.Type == corev1.ServiceTypeExternalName {
@@ -77,12 +76,9 @@ func (al *allocation) allocateServiceIP(ctx context.Context, svc *corev1.Service
 	if spec.ClusterIP == "" && len(spec.ClusterIPs) > 0 {
 		spec.ClusterIP = spec.ClusterIPs[0]
 	}
-	family := corev1.IPv4Protocol
-	if al.a.IPs.Range().IPv6() {
-		family = corev1.IPv6Protocol
+	if err := al.setIPFamilies(svc); err != nil {
+		return err
 	}
-	single := corev1.IPFamilyPolicySingleStack
-	spec.IPFamilies, spec.IPFamilyPolicy = []corev1.IPFamily{family}, &single
 	switch spec.ClusterIP {
 	case corev1.ClusterIPNone:
 		spec.ClusterIPs = []string{corev1.ClusterIPNone}
@@ -102,6 +98,45 @@ func (al *allocation) allocateServiceIP(ctx context.Context, svc *corev1.Service
 		al.ips = append(al.ips, ip)
 	}
 	spec.ClusterIPs = []string{spec.ClusterIP}
+	return nil
+}
+
+// setIPFamilies fills and checks the IP family fields against what the
+// cluster serves: one range, IPv4 or IPv6 (--service-cluster-ip-range), so
+// one family. As upstream on a single-stack cluster: the policy defaults
+// to SingleStack, PreferDualStack is kept (and gets one family),
+// RequireDualStack and a family of the other kind are refused (422).
+func (al *allocation) setIPFamilies(svc *corev1.Service) error {
+	spec, path := &svc.Spec, field.NewPath("spec")
+	family := corev1.IPv4Protocol
+	if al.a.IPs.Range().IPv6() {
+		family = corev1.IPv6Protocol
+	}
+	policy := corev1.IPFamilyPolicySingleStack
+	if spec.IPFamilyPolicy != nil {
+		policy = *spec.IPFamilyPolicy
+	}
+	var errs field.ErrorList
+	switch policy {
+	case corev1.IPFamilyPolicySingleStack, corev1.IPFamilyPolicyPreferDualStack:
+	case corev1.IPFamilyPolicyRequireDualStack:
+		errs = append(errs, field.Invalid(path.Child("ipFamilyPolicy"), policy, "this cluster is not configured for dual-stack services"))
+	default:
+		errs = append(errs, field.NotSupported(path.Child("ipFamilyPolicy"), policy, []corev1.IPFamilyPolicy{corev1.IPFamilyPolicySingleStack,
+			corev1.IPFamilyPolicyPreferDualStack, corev1.IPFamilyPolicyRequireDualStack}))
+	}
+	for i, f := range spec.IPFamilies {
+		switch {
+		case f != corev1.IPv4Protocol && f != corev1.IPv6Protocol:
+			errs = append(errs, field.NotSupported(path.Child("ipFamilies").Index(i), f, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}))
+		case f != family:
+			errs = append(errs, field.Invalid(path.Child("ipFamilies").Index(i), f, "not configured on this cluster"))
+		}
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(serviceGroupKind, svc.Name, errs)
+	}
+	spec.IPFamilies, spec.IPFamilyPolicy = []corev1.IPFamily{family}, &policy
 	return nil
 }
 

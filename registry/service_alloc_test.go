@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"net"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,5 +100,51 @@ func TestServiceUpdateAllocatesNewPortsAndFreesDroppedOnes(t *testing.T) {
 	other := nodePortService("other", 80, 81)
 	if _, err := a.allocateService(ctx, other); err != nil {
 		t.Fatalf("the freed ports were not given back: %v", err)
+	}
+}
+
+// An IPv6 range gives IPv6 ClusterIPs and says so in the family fields; a
+// cluster of one range refuses RequireDualStack and the other family, and
+// keeps PreferDualStack with its one family, as upstream does.
+func TestServiceIPFamiliesFollowTheClustersOneRange(t *testing.T) {
+	ctx := context.Background()
+	v6 := testAllocators(t, "fd00:10:96::/112", "30000-30003")
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	defaultService(svc)
+	if _, err := v6.allocateService(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	_, v6Net, _ := net.ParseCIDR("fd00:10:96::/112")
+	if ip := net.ParseIP(svc.Spec.ClusterIP); ip == nil || ip.To4() != nil || !v6Net.Contains(ip) ||
+		svc.Spec.IPFamilies[0] != corev1.IPv6Protocol || *svc.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
+		t.Fatalf("from an IPv6 range: clusterIP %q, families %v, policy %v", svc.Spec.ClusterIP, svc.Spec.IPFamilies, *svc.Spec.IPFamilyPolicy)
+	}
+	v4 := testAllocators(t, "10.0.0.0/29", "30000-30003")
+	prefer, require := corev1.IPFamilyPolicyPreferDualStack, corev1.IPFamilyPolicyRequireDualStack
+	for _, tc := range []struct {
+		name     string
+		policy   *corev1.IPFamilyPolicy
+		families []corev1.IPFamily
+		cause    string // "" when accepted
+	}{
+		{"PreferDualStack", &prefer, nil, ""},
+		{"IPv4 asked for", nil, []corev1.IPFamily{corev1.IPv4Protocol}, ""},
+		{"RequireDualStack", &require, nil, "spec.ipFamilyPolicy"},
+		{"IPv6 on an IPv4 cluster", nil, []corev1.IPFamily{corev1.IPv6Protocol}, "spec.ipFamilies[0]"},
+		{"both families", &prefer, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}, "spec.ipFamilies[1]"},
+	} {
+		svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}, IPFamilyPolicy: tc.policy, IPFamilies: tc.families}}
+		svc.Name = "s"
+		defaultService(svc)
+		_, err := v4.allocateService(ctx, svc)
+		if tc.cause == "" {
+			if err != nil || len(svc.Spec.IPFamilies) != 1 || svc.Spec.IPFamilies[0] != corev1.IPv4Protocol || (tc.policy != nil && *svc.Spec.IPFamilyPolicy != *tc.policy) {
+				t.Errorf("%s: %v, families %v", tc.name, err, svc.Spec.IPFamilies)
+			}
+			continue
+		}
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.cause) {
+			t.Errorf("%s: got %v, want 422 on %s", tc.name, err, tc.cause)
+		}
 	}
 }
