@@ -5,6 +5,10 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+
+	"minicp/registry"
 )
 
 // protobufPrefix starts every value kube-apiserver stores as protobuf.
@@ -24,10 +28,23 @@ func describeValue(v []byte) string {
 		return fmt.Sprintf("protobuf envelope %q + runtime.Unknown{typeMeta: {apiVersion: %s, kind: %s}, raw: %d bytes}",
 			protobufPrefix, env.apiVersion, env.kind, env.rawLen)
 	case bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")):
+		if gvk, ok := customResourceKind(v); ok {
+			return fmt.Sprintf("JSON of a custom resource (%s, %s): always JSON, as upstream stores them", gvk.Kind, gvk.GroupVersion())
+		}
 		return "JSON (--storage-media-type=application/json)"
 	default:
 		return "opaque bytes"
 	}
+}
+
+// customResourceKind returns the apiVersion and kind a stored JSON value
+// names when they are not a built-in kind's: the object of a CRD.
+func customResourceKind(v []byte) (schema.GroupVersionKind, bool) {
+	gvk, err := json.DefaultMetaFactory.Interpret(v)
+	if err != nil || gvk.Kind == "" || registry.Scheme.Recognizes(*gvk) {
+		return schema.GroupVersionKind{}, false
+	}
+	return *gvk, true
 }
 
 type envelope struct {

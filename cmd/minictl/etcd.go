@@ -125,6 +125,12 @@ func printKV(ctx context.Context, client *clientv3.Client, out io.Writer, kv *mv
 	fmt.Fprintf(out, "value:           %d bytes, %s\n", len(kv.Value), describeValue(kv.Value))
 	fmt.Fprintf(out, "first bytes:     % x\n", kv.Value[:min(24, len(kv.Value))])
 	printStoredValue(out, kv.Value)
+	if _, ok := customResourceKind(kv.Value); ok {
+		// Its schema is its CRD's, which the apiserver applies: the stored
+		// JSON above is all there is to decode.
+		fmt.Fprintln(out)
+		return
+	}
 	obj, _, err := registry.Codecs.UniversalDeserializer().Decode(kv.Value, nil, nil)
 	if err != nil {
 		fmt.Fprintf(out, "decoded:         not a Kubernetes object (%v)\n\n", err)
