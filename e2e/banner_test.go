@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,12 +13,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"minicp/controlplane"
 	"minicp/e2e/framework"
+	"minicp/internal/testsupport"
 )
 
 // The banner's live-page link and the page it says the link opens are on
@@ -45,7 +44,7 @@ func TestBannerLinksTheLivePageWhereTheLoginLinkLeads(t *testing.T) {
 			cfg.APIServer.TLSOnly = tc.tlsOnly
 
 			ctx, cancel := context.WithCancel(context.Background())
-			var out syncBuffer
+			var out testsupport.SyncBuffer
 			done := make(chan error, 1) // Run's result, once ctx is cancelled
 			go func() { done <- controlplane.Run(ctx, cfg, &out) }()
 			defer func() {
@@ -103,22 +102,4 @@ func browserFor(t *testing.T, dataDir string) *http.Client {
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
 	}
-}
-
-// syncBuffer is a bytes.Buffer that Run writes and the test reads at once.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
