@@ -26,7 +26,6 @@ import (
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	runtimeschema "k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -108,49 +107,4 @@ func (v *Version) coerce(u *unstructured.Unstructured, unknownFields, dropInvali
 		}
 	}
 	return unknown, nil
-}
-
-// Decoder wraps a decoder of the version's JSON (or YAML) into
-// *unstructured.Unstructured so that every object it returns is coerced
-// and defaulted, as upstream's decoder of custom resources is. With
-// strict, the dropped fields are returned as a strict decoding error
-// (runtime.AsStrictDecodingError) along with the object, as a strict
-// serializer returns unknown fields of built-in kinds; the caller decides
-// by fieldValidation whether that is a 400 or warnings.
-func (v *Version) Decoder(delegate runtime.Decoder, strict bool) runtime.Decoder {
-	return coercingDecoder{delegate: delegate, version: v, strict: strict}
-}
-
-type coercingDecoder struct {
-	delegate runtime.Decoder
-	version  *Version
-	strict   bool
-}
-
-func (d coercingDecoder) Decode(data []byte, defaults *runtimeschema.GroupVersionKind, into runtime.Object) (runtime.Object, *runtimeschema.GroupVersionKind, error) {
-	var strictErrs []error
-	obj, gvk, err := d.delegate.Decode(data, defaults, into)
-	if err != nil {
-		strictErr, ok := runtime.AsStrictDecodingError(err)
-		if !ok || obj == nil {
-			return nil, gvk, err
-		}
-		strictErrs = strictErr.Errors()
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, gvk, err
-	}
-	unknown, err := d.version.Coerce(u, d.strict)
-	if err != nil {
-		return nil, gvk, err
-	}
-	d.version.Default(u)
-	for _, path := range unknown {
-		strictErrs = append(strictErrs, fmt.Errorf("unknown field %q", path))
-	}
-	if d.strict && len(strictErrs) > 0 {
-		return obj, gvk, runtime.NewStrictDecodingError(strictErrs)
-	}
-	return obj, gvk, nil
 }

@@ -5,9 +5,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 )
 
 const prunable = `
@@ -109,36 +106,6 @@ func TestFromStorageDefaultsAndRepairsGeneration(t *testing.T) {
 	}
 	if got, _, _ := unstructured.NestedString(u.Object, "spec", "size"); got != "small" {
 		t.Errorf("spec.size = %q, want the default small", got)
-	}
-}
-
-func TestDecoderReportsUnknownFieldsAsAStrictDecodingError(t *testing.T) {
-	v := testVersion(t)
-	body := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"unknown":1}}`)
-	inner := json.NewSerializerWithOptions(json.DefaultMetaFactory, unstructuredscheme.NewUnstructuredCreator(),
-		unstructuredscheme.NewUnstructuredObjectTyper(), json.SerializerOptions{Strict: true})
-
-	obj, _, err := v.Decoder(inner, true).Decode(body, nil, &unstructured.Unstructured{})
-	strictErr, ok := runtime.AsStrictDecodingError(err)
-	if !ok {
-		t.Fatalf("strict Decode error = %v, want a strict decoding error", err)
-	}
-	if got := strictErr.Error(); got != `strict decoding error: unknown field "spec.unknown"` {
-		t.Errorf("error = %q", got)
-	}
-	if obj == nil {
-		t.Fatal("strict Decode returned no object beside its error")
-	}
-	if got, _, _ := unstructured.NestedString(obj.(*unstructured.Unstructured).Object, "spec", "size"); got != "small" {
-		t.Errorf("decoded spec.size = %q, want the default small", got)
-	}
-
-	obj, _, err = v.Decoder(inner, false).Decode(body, nil, &unstructured.Unstructured{})
-	if err != nil {
-		t.Fatalf("non-strict Decode: %v", err)
-	}
-	if _, found, _ := unstructured.NestedFieldNoCopy(obj.(*unstructured.Unstructured).Object, "spec", "unknown"); found {
-		t.Error("non-strict Decode kept spec.unknown")
 	}
 }
 

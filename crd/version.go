@@ -176,17 +176,3 @@ func (v *Version) Namespaced() bool { return v.namespaced }
 
 // HasStatus reports whether the version declares the status subresource.
 func (v *Version) HasStatus() bool { return v.status != nil }
-
-// Scale is the version's scale subresource: the JSON paths of the
-// replicas it maps (nil: not declared).
-func (v *Version) Scale() *apiextensionsv1.CustomResourceSubresourceScale {
-	sub, _ := apiextensionshelpers.GetSubresourcesForVersion(v.crd, v.gvk.Version)
-	if sub == nil {
-		return nil
-	}
-	return sub.Scale
-}
-
-// Structural is the version's structural schema, defaults pruned. Callers
-// must not change it.
-func (v *Version) Structural() *structuralschema.Structural { return v.structural }

@@ -118,7 +118,4 @@ func TestNewVersionDescribesTheVersion(t *testing.T) {
 	if !v.Namespaced() || !v.HasStatus() {
 		t.Errorf("Namespaced = %v, HasStatus = %v, want both true", v.Namespaced(), v.HasStatus())
 	}
-	if s := v.Scale(); s == nil || s.SpecReplicasPath != ".spec.replicas" {
-		t.Errorf("Scale = %+v, want the spec replicas path .spec.replicas", s)
-	}
 }
