@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"runtime"
 	"runtime/debug"
+	"slices"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,8 +40,10 @@ func (g discoveryGroup) versionNames() []string {
 }
 
 // byGroup arranges resources by group and version, keeping the order in
-// which the table first mentions each: discovery output is stable, and the
-// first version of a group is its preferred one.
+// which the table first mentions each group and resource: discovery output
+// is stable. A group's versions are in upstream's priority order (v2, v1,
+// v1beta1, ...; see sortVersions), so that the first, the preferred one,
+// is the same whichever of a group's CRDs was established first.
 func byGroup(resources []*registry.Resource) []discoveryGroup {
 	var groups []discoveryGroup
 	for _, r := range resources {
@@ -67,7 +70,19 @@ func byGroup(resources []*registry.Resource) []discoveryGroup {
 		}
 		g.versions[vi].resources = append(g.versions[vi].resources, r)
 	}
+	for _, g := range groups {
+		sortVersions(g.versions)
+	}
 	return groups
+}
+
+// sortVersions orders a group's versions by Kubernetes version priority,
+// highest first, as upstream's discovery does (GA by number, then betas,
+// then alphas, then anything else by name).
+func sortVersions(versions []discoveryVersion) {
+	slices.SortStableFunc(versions, func(a, b discoveryVersion) int {
+		return -version.CompareKubeAwareVersionStrings(a.gv.Version, b.gv.Version)
+	})
 }
 
 // apiVersions is the legacy /api document. serverAddress is where the

@@ -71,6 +71,17 @@ func TestCustomResourceVersionsWithNoneConversionShareObjects(t *testing.T) {
 	if err != nil || got.GetAPIVersion() != "stable.example.com/v1" {
 		t.Fatalf("read at v1: %v %v", got, err)
 	}
+	// Discovery prefers v2, as upstream's (by version priority, whatever
+	// the storage version).
+	groups, err := s.Clientset.Discovery().ServerGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups.Groups {
+		if g.Name == "stable.example.com" && (g.PreferredVersion.Version != "v2" || len(g.Versions) != 2) {
+			t.Errorf("discovery of stable.example.com: %+v, want v2 preferred, then v1", g)
+		}
+	}
 }
 
 // With the Webhook strategy, minicp (which calls no webhooks) serves the
