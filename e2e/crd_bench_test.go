@@ -19,12 +19,14 @@ import (
 // accepted, Established, served, its watch cache started). The create is
 // retried every millisecond until it does, so the figure is the delay
 // plus at most one millisecond. Each iteration installs a CRD of its own.
+// Besides the mean (ms/served) it reports the median and the first CRD's
+// figure: the first CRD of a process pays for work done once.
 func BenchmarkCRDCreateToFirstCustomResource(b *testing.B) {
 	s := framework.Start(b, framework.Options{})
 	ctx := framework.Context(b, 10*time.Minute)
 	ext := clientset.NewForConfigOrDie(s.RESTConfig)
 	dyn := dynamic.NewForConfigOrDie(s.RESTConfig)
-	var total time.Duration
+	var served []time.Duration
 	for i := 0; b.Loop(); i++ {
 		crd := crontabCRD()
 		crd.Spec.Group = fmt.Sprintf("g%d.example.com", i)
@@ -45,7 +47,13 @@ func BenchmarkCRDCreateToFirstCustomResource(b *testing.B) {
 			}
 			time.Sleep(time.Millisecond) // a retry loop's pause, not synchronization: the create is what tells
 		}
-		total += time.Since(start)
+		served = append(served, time.Since(start))
+	}
+	var total time.Duration
+	for _, d := range served {
+		total += d
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/served")
+	b.ReportMetric(ms(served[0]), "first-ms")
+	b.ReportMetric(ms(median(served)), "median-ms")
 }

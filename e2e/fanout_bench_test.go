@@ -30,6 +30,7 @@ type fanOutScenario struct {
 	name     string
 	watchers int
 	cache    bool
+	kind     benchKind
 }
 
 // The write load of the fan-out benchmark: 100 pods/s for 10 s.
@@ -51,9 +52,9 @@ const (
 func BenchmarkWatchFanOut(b *testing.B) {
 	bin := buildMinicp(b)
 	for _, sc := range []fanOutScenario{
-		{"cache-on/watchers-100", 100, true},
-		{"cache-on/watchers-1000", 1000, true},
-		{"cache-off/watchers-1000", 1000, false},
+		{"cache-on/watchers-100", 100, true, podsKind},
+		{"cache-on/watchers-1000", 1000, true, podsKind},
+		{"cache-off/watchers-1000", 1000, false, podsKind},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
 			for b.Loop() {
@@ -68,10 +69,55 @@ func BenchmarkWatchFanOut(b *testing.B) {
 				b.ReportMetric(r.lost, "lost")
 				b.ReportMetric(float64(r.encodings), "encodings")
 				b.ReportMetric(float64(r.ended), "ended")
-				b.Logf("%s: %d writes, %d deliveries in %s; encodings %d", sc.name, r.writes, r.delivered, r.window.Round(time.Millisecond), r.encodings)
+				b.Logf("%s: %s", sc.name, r)
 			}
 		})
 	}
+}
+
+// BenchmarkWatchFanOutCustomResourceVsConfigMap is the fan-out to 1,000
+// watchers (watch cache on) for ConfigMaps and for a custom resource
+// carrying the same data, run alternately (each run a fresh minicp, the
+// first kind alternating between iterations). It reports the median of
+// each figure and the median per-pair ratio, Widget over ConfigMap.
+//
+//	go test -run XXX -bench BenchmarkWatchFanOutCustomResourceVsConfigMap -benchtime 3x -count 1 -timeout 60m ./e2e/
+func BenchmarkWatchFanOutCustomResourceVsConfigMap(b *testing.B) {
+	bin := buildMinicp(b)
+	scenarios := []fanOutScenario{
+		{"configmaps", 1000, true, configMapsKind},
+		{"widgets", 1000, true, widgetsKind},
+	}
+	results := map[string][]fanOutResult{}
+	var p99Ratios, cpuRatios []float64
+	round := 0
+	for b.Loop() {
+		for _, sc := range rotated(scenarios, round) {
+			results[sc.name] = append(results[sc.name], runFanOut(b, bin, sc))
+		}
+		cm, w := results["configmaps"][round], results["widgets"][round]
+		p99Ratios = append(p99Ratios, w.p99.Seconds()/cm.p99.Seconds())
+		cpuRatios = append(cpuRatios, w.serverCores/cm.serverCores)
+		// One line per pair: the benchmark's log keeps only ten lines.
+		b.Logf("pair %d (%s first): configmaps %s | widgets %s", round+1, rotated(scenarios, round)[0].name, cm, w)
+		round++
+	}
+	for _, sc := range scenarios {
+		var p50, p99 []time.Duration
+		var perSecond, cores, lost []float64
+		for _, r := range results[sc.name] {
+			p50, p99 = append(p50, r.p50), append(p99, r.p99)
+			perSecond, cores, lost = append(perSecond, r.deliveredPerSecond), append(cores, r.serverCores), append(lost, r.lost)
+		}
+		b.ReportMetric(ms(median(p50)), sc.name+"-p50-ms")
+		b.ReportMetric(ms(median(p99)), sc.name+"-p99-ms")
+		b.ReportMetric(medianFloat(perSecond), sc.name+"-events/s")
+		b.ReportMetric(medianFloat(cores), sc.name+"-server-cores")
+		b.ReportMetric(slices.Max(lost), sc.name+"-lost-max")
+	}
+	b.ReportMetric(medianFloat(p99Ratios), "p99-widgets/cm")
+	b.ReportMetric(medianFloat(cpuRatios), "server-cores-widgets/cm")
+	b.Logf("per pair, widgets over configmaps: p99 %.2f, server cores %.2f", p99Ratios, cpuRatios)
 }
 
 // fanOutResult is what one round measured.
@@ -84,8 +130,15 @@ type fanOutResult struct {
 	clientCores        float64 // the same for this process: watchers and writer
 	writesPerSecond    float64 // the write rate achieved
 	lost               float64 // deliveries missing at the end
-	encodings          int64   // /debug/watchcache: object encodings for pods
+	encodings          int64   // /debug/watchcache: object encodings of the kind
 	ended              int64   // /debug/watchcache: watchers ended for being slow
+}
+
+func (r fanOutResult) String() string {
+	return fmt.Sprintf("%d writes, %d deliveries in %s (%.0f/s); p50 %s p99 %s max %s; server %.2f cores, clients %.2f; encodings %d, ended %d",
+		r.writes, r.delivered, r.window.Round(time.Millisecond), r.deliveredPerSecond,
+		r.p50.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), r.max.Round(100*time.Microsecond),
+		r.serverCores, r.clientCores, r.encodings, r.ended)
 }
 
 func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
@@ -93,12 +146,15 @@ func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
 	defer cancel()
 	srv := startMinicpProcess(b, ctx, bin, "--watch-cache="+strconv.FormatBool(sc.cache))
 	defer srv.stop(b)
+	if sc.kind.install != nil {
+		sc.kind.install(b, ctx, srv)
+	}
 
 	total := int(fanOutRate * fanOutDuration / time.Second)
 	lastArrival := make([]atomic.Int64, total) // per pod: latest delivery, unix nanos
 	var delivered atomic.Int64
 	client := srv.client(&http.Transport{DisableCompression: true, MaxIdleConnsPerHost: -1})
-	watchURL := srv.url + "/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + srv.listRV(b, client)
+	watchURL := srv.url + sc.kind.path + "?watch=1&resourceVersion=" + srv.collectionRV(b, client, sc.kind.path)
 	var readers sync.WaitGroup
 	for range sc.watchers {
 		resp, err := client.Get(watchURL) // returns once the watch is registered
@@ -115,7 +171,7 @@ func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
 	}
 
 	cpuBefore, clientBefore, started := srv.cpu(b), selfCPU(b), time.Now()
-	writeDone := writeFanOutPods(b, ctx, srv, total)
+	writeDone := writeFanOut(b, ctx, srv, sc.kind, total)
 	writing := time.Since(started) // to the last response
 	want := int64(total * sc.watchers)
 	deadline := time.Now().Add(60 * time.Second)
@@ -142,14 +198,14 @@ func runFanOut(b *testing.B, bin string, sc fanOutScenario) fanOutResult {
 		r.p50, r.p99, r.max = delays[len(delays)/2], delays[len(delays)*99/100], delays[len(delays)-1]
 	}
 	if sc.cache {
-		st := srv.podCacheState(b, client)
+		st := srv.cacheState(b, client, sc.kind.resource)
 		r.encodings, r.ended = st.Encodings, st.SlowWatchersEnded
 	}
 	return r
 }
 
 // readFanOutEvents reads a JSON watch stream, one event per line, and
-// records the arrival of each pod "fan-<i>".
+// records the arrival of each object "fan-<i>".
 func readFanOutEvents(body interface{ Read([]byte) (int, error) }, lastArrival []atomic.Int64, delivered *atomic.Int64) {
 	rd := bufio.NewReaderSize(body, 64<<10)
 	marker := []byte(`"name":"fan-`)
@@ -179,11 +235,11 @@ func readFanOutEvents(body interface{ Read([]byte) (int, error) }, lastArrival [
 	}
 }
 
-// writeFanOutPods creates pods fan-0..n-1 at fanOutRate per second, open
-// loop (a slow response does not delay the next write), and returns when
-// each create's response arrived.
-func writeFanOutPods(b testing.TB, ctx context.Context, p *minicpProcess, n int) []time.Time {
-	url := p.url
+// writeFanOut creates objects fan-0..n-1 of kind at fanOutRate per
+// second, open loop (a slow response does not delay the next write), and
+// returns when each create's response arrived.
+func writeFanOut(b testing.TB, ctx context.Context, p *minicpProcess, kind benchKind, n int) []time.Time {
+	url := p.url + kind.path
 	done := make([]time.Time, n)
 	tick := time.NewTicker(time.Second / fanOutRate)
 	defer tick.Stop()
@@ -195,24 +251,10 @@ func writeFanOutPods(b testing.TB, ctx context.Context, p *minicpProcess, n int)
 		wg.Add(1)
 		go func() { // one create; ends with its response
 			defer wg.Done()
-			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fan-%d"},"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}`, i)
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/namespaces/default/pods", strings.NewReader(body))
-			if err != nil {
-				errs <- err
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			if err != nil {
-				errs <- err
-				return
-			}
-			var buf bytes.Buffer
-			_, err = buf.ReadFrom(resp.Body)
-			resp.Body.Close()
+			code, body := send(ctx, client, http.MethodPost, url, kind.body(fmt.Sprintf("fan-%d", i), i))
 			done[i] = time.Now()
-			if err != nil || resp.StatusCode != http.StatusCreated {
-				errs <- fmt.Errorf("create fan-%d: %d %v %s", i, resp.StatusCode, err, buf.String())
+			if code != http.StatusCreated {
+				errs <- fmt.Errorf("create %s fan-%d: %d %s", kind.name, i, code, body)
 			}
 		}()
 	}
@@ -330,8 +372,9 @@ func (p *minicpProcess) cpu(b *testing.B) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-func (p *minicpProcess) listRV(b testing.TB, client *http.Client) string {
-	resp, err := client.Get(p.url + "/api/v1/namespaces/default/pods")
+// collectionRV is the resourceVersion of a consistent LIST of path.
+func (p *minicpProcess) collectionRV(b testing.TB, client *http.Client, path string) string {
+	resp, err := client.Get(p.url + path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -339,21 +382,22 @@ func (p *minicpProcess) listRV(b testing.TB, client *http.Client) string {
 	var list struct {
 		Metadata struct{ ResourceVersion string } `json:"metadata"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		b.Fatal(err)
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || list.Metadata.ResourceVersion == "" {
+		b.Fatalf("LIST %s: %d %v", path, resp.StatusCode, err)
 	}
 	return list.Metadata.ResourceVersion
 }
 
-func (p *minicpProcess) podCacheState(b *testing.B, client *http.Client) watchcache.ResourceStatus {
-	resp, err := client.Get(p.url + "/debug/watchcache/pods")
+// cacheState is /debug/watchcache/<resource>.
+func (p *minicpProcess) cacheState(b *testing.B, client *http.Client, resource string) watchcache.ResourceStatus {
+	resp, err := client.Get(p.url + "/debug/watchcache/" + resource)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var rs watchcache.ResourceStatus
 	if err := json.NewDecoder(resp.Body).Decode(&rs); err != nil || rs.CacheState == nil {
-		b.Fatalf("GET /debug/watchcache/pods: %v", err)
+		b.Fatalf("GET /debug/watchcache/%s: %v", resource, err)
 	}
 	return rs
 }

@@ -2,11 +2,7 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -24,7 +20,7 @@ func BenchmarkList10000PodsOverHTTP(b *testing.B) {
 	defer cancel()
 	bin, dir := buildMinicp(b), b.TempDir()
 	cached := startMinicpProcessIn(b, ctx, bin, dir)
-	createPodsOverHTTP(b, ctx, cached, 10000, 100)
+	createOverHTTP(b, ctx, cached, podsKind, "pod", 0, 10000)
 	all, node := "/api/v1/pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-7"
 	for _, bc := range []struct{ name, path string }{
 		{"all/cache-RV0", all + "?resourceVersion=0"},
@@ -47,63 +43,113 @@ func BenchmarkList10000PodsOverHTTP(b *testing.B) {
 
 // benchmarkGet times one protobuf GET per iteration, body read in full.
 func benchmarkGet(b *testing.B, p *minicpProcess, path string) {
-	client, url := p.client(nil), p.url+path
+	client := p.client(nil)
 	for b.Loop() {
-		req, err := http.NewRequest(http.MethodGet, url, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n, err := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			b.Fatalf("GET %s: %d, %v", url, resp.StatusCode, err)
-		}
+		_, n := getAll(b, client, p.url+path, mediaProtobuf)
 		b.SetBytes(n)
 	}
 }
 
-// createPodsOverHTTP creates n pods in "default" on nodes node-0..,
-// with 8 writers.
-func createPodsOverHTTP(b *testing.B, ctx context.Context, p *minicpProcess, n, nodes int) {
-	url := p.url
-	const writers = 8
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for w := range writers {
-		wg.Add(1)
-		go func() { // one writer: every 8th pod
-			defer wg.Done()
-			client := p.client(nil)
-			for i := w; i < n; i += writers {
-				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pod-%05d","labels":{"app":"web"}},"spec":{"nodeName":"node-%d","containers":[{"name":"c","image":"nginx:1.27"}]}}`, i, i%nodes)
-				req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/namespaces/default/pods", strings.NewReader(body))
-				if err != nil {
-					errs <- err
-					return
-				}
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := client.Do(req)
-				if err != nil {
-					errs <- err
-					return
-				}
-				_, err = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != http.StatusCreated {
-					errs <- fmt.Errorf("create pod-%05d: %d %v", i, resp.StatusCode, err)
-					return
-				}
-			}
-		}()
+// BenchmarkCustomResourceVsConfigMapOverHTTP measures a custom resource
+// (JSON in etcd, served as JSON only, every write validated against its
+// schema) beside ConfigMaps carrying the same data (protobuf in etcd), in
+// one minicp process, case after case in rotating order:
+//
+//   - creates: 10,000 of each, in alternating batches of 1,000 with 8
+//     writers; creates/s per batch and the latency of each create;
+//   - LIST of the 10,000, one GET per case and round: from the watch cache
+//     (resourceVersion=0) and from etcd (resourceVersionMatch=Exact at the
+//     current revision, which the cache always passes to etcd), ConfigMaps
+//     in protobuf and in JSON, Widgets in JSON.
+//
+// Ratios are per batch or round (Widget over ConfigMap), then the median.
+//
+//	go test -run XXX -bench BenchmarkCustomResourceVsConfigMapOverHTTP -benchtime 10x -count 3 -timeout 60m ./e2e/
+func BenchmarkCustomResourceVsConfigMapOverHTTP(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	p := startMinicpProcess(b, ctx, buildMinicp(b))
+	defer p.stop(b)
+	widgetsKind.install(b, ctx, p)
+	creates := compareCreates(b, ctx, p, 10000, 1000)
+
+	client := p.client(nil)
+	rv := p.collectionRV(b, client, configMapsKind.path)
+	type listCase struct {
+		name, query, accept string
+		kind                benchKind
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
+	var cases []listCase
+	for _, from := range []struct{ name, query string }{{"cache", "?resourceVersion=0"}, {"etcd", "?resourceVersionMatch=Exact&resourceVersion=" + rv}} {
+		cases = append(cases,
+			listCase{"configmaps-protobuf/" + from.name, from.query, mediaProtobuf, configMapsKind},
+			listCase{"configmaps-json/" + from.name, from.query, mediaJSON, configMapsKind},
+			listCase{"widgets-json/" + from.name, from.query, mediaJSON, widgetsKind})
 	}
+	took, size := map[string][]time.Duration{}, map[string]int64{}
+	round := 0
+	for b.Loop() {
+		for _, c := range rotated(cases, round) {
+			d, n := getAll(b, client, p.url+c.kind.path+c.query, c.accept)
+			took[c.name], size[c.name] = append(took[c.name], d), n
+		}
+		round++
+	}
+	reportCreates(b, creates) // after b.Loop, which drops the metrics reported before it
+	for _, from := range []string{"cache", "etcd"} {
+		cmProto, cmJSON, widgets := took["configmaps-protobuf/"+from], took["configmaps-json/"+from], took["widgets-json/"+from]
+		b.ReportMetric(medianFloat(ratios(widgets, cmProto)), "list-"+from+"-widgets/cm-protobuf")
+		b.ReportMetric(medianFloat(ratios(widgets, cmJSON)), "list-"+from+"-widgets/cm-json")
+	}
+	for _, c := range cases {
+		b.ReportMetric(ms(median(took[c.name])), "list-"+strings.ReplaceAll(c.name, "/", "-")+"-ms")
+		b.Logf("%s: %d bytes", c.name, size[c.name])
+	}
+}
+
+// createComparison is what compareCreates measured, per batch.
+type createComparison struct {
+	perSecond map[string][]float64       // kind -> creates/s of each batch
+	latencies map[string][]time.Duration // kind -> every create's latency
+	ratios    []float64                  // per pair of batches: Widgets/s over ConfigMaps/s
+}
+
+// compareCreates creates n ConfigMaps and n Widgets in alternating
+// batches (the first kind of each pair alternating too).
+func compareCreates(b *testing.B, ctx context.Context, p *minicpProcess, n, batch int) createComparison {
+	c := createComparison{perSecond: map[string][]float64{}, latencies: map[string][]time.Duration{}}
+	kinds := []benchKind{configMapsKind, widgetsKind}
+	for round, from := 0, 0; from < n; round, from = round+1, from+batch {
+		rate := map[string]float64{}
+		for _, k := range rotated(kinds, round) {
+			took, lat := createOverHTTP(b, ctx, p, k, "obj", from, min(from+batch, n))
+			rate[k.name] = float64(len(lat)) / took.Seconds()
+			c.perSecond[k.name] = append(c.perSecond[k.name], rate[k.name])
+			c.latencies[k.name] = append(c.latencies[k.name], lat...)
+		}
+		c.ratios = append(c.ratios, rate[widgetsKind.name]/rate[configMapsKind.name])
+	}
+	return c
+}
+
+func reportCreates(b *testing.B, c createComparison) {
+	for _, k := range []string{configMapsKind.name, widgetsKind.name} {
+		lat := c.latencies[k]
+		median(lat) // sorts
+		b.ReportMetric(medianFloat(c.perSecond[k]), "create-"+k+"/s")
+		b.ReportMetric(ms(lat[len(lat)/2]), "create-"+k+"-p50-ms")
+		b.ReportMetric(ms(lat[len(lat)*99/100]), "create-"+k+"-p99-ms")
+		b.Logf("creates/s of %s, batches sorted: %.0f", k, c.perSecond[k])
+	}
+	b.ReportMetric(medianFloat(c.ratios), "create-widgets/cm")
+	b.Logf("creates/s, widgets over configmaps, pairs of batches sorted: %.2f", c.ratios)
+}
+
+// ratios is a[i]/b[i] for each round i.
+func ratios(a, b []time.Duration) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i].Seconds() / b[i].Seconds()
+	}
+	return out
 }
