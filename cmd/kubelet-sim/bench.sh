@@ -10,6 +10,9 @@
 # Each N is measured REPEAT times (default 3), the apiserver run and its
 # etcd baseline back to back, so both see the same machine. Extra minicp
 # flags go in MINICP_FLAGS, e.g. MINICP_FLAGS=--node-lease-etcd-binding=false.
+# MODES picks the runs of each round (default "apiserver direct"): apiserver
+# is kubelet-sim through the kubeconfig (TLS), plain the same over plain
+# HTTP on loopback, direct the baseline straight to etcd.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,6 +39,7 @@ run_one() {
   until [ -f "$dir/kubeconfig" ]; do sleep 0.1; done
   local extra=()
   [ "$mode" = direct ] && extra=(--etcd-direct)
+  [ "$mode" = plain ] && extra=(--plain-http)
   local t0 c0
   t0=$(date +%s.%N) c0=$(cpu_ticks "$pid")
   "$work/kubelet-sim" --data-dir "$dir" --nodes "$n" --duration "$duration" --report-interval 5s "${extra[@]}" >"$dir/sim.out"
@@ -52,7 +56,8 @@ run_one() {
 echo "# $(nproc) cores, $(go version | cut -d" " -f3), duration $duration, minicp flags: ${MINICP_FLAGS:-none}"
 for n in "$@"; do
   for r in $(seq "${REPEAT:-3}"); do
-    run_one apiserver "$n" && mv "$work/apiserver-$n" "$work/apiserver-$n-$r"
-    run_one direct "$n" && mv "$work/direct-$n" "$work/direct-$n-$r"
+    for mode in ${MODES:-apiserver direct}; do
+      run_one "$mode" "$n" && mv "$work/$mode-$n" "$work/$mode-$n-$r"
+    done
   done
 done

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 
@@ -29,6 +30,7 @@ type config struct {
 	dataDir       string
 	etcdEndpoints string
 	etcdDirect    bool
+	plainHTTP     bool
 	reportEvery   time.Duration
 	duration      time.Duration
 	verbose       bool
@@ -76,6 +78,7 @@ func newCommand(out io.Writer) *cobra.Command {
 	f.StringVar(&cfg.dataDir, "data-dir", "./minicp-data", "minicp's data directory, where the kubeconfig and the etcd endpoints are found when not given")
 	f.StringVar(&cfg.etcdEndpoints, "etcd-endpoints", "", "comma-separated etcd client URLs, to report revision and database growth (default: those in <data-dir>, if any)")
 	f.BoolVar(&cfg.etcdDirect, "etcd-direct", false, "write the same renewal load straight to etcd, one transaction per renewal, under /kubelet-sim-direct/: the baseline for the apiserver's overhead")
+	f.BoolVar(&cfg.plainHTTP, "plain-http", false, "talk plain HTTP to the kubeconfig's server, with its token (minicp answers plain HTTP beside TLS on loopback unless --tls-only): what TLS costs a heartbeat")
 	f.DurationVar(&cfg.reportEvery, "report-interval", 5*time.Second, "how often to print a summary line")
 	f.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0 = run until Ctrl-C)")
 	f.BoolVar(&cfg.recordEvents, "record-events", false, "record the kubelet's node events (Starting, NodeHasSufficientMemory, ..., NodeReady), as a kubelet does; off by default, so that thousands of nodes measure heartbeats alone")
@@ -158,6 +161,12 @@ func runAgent(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.Wr
 	rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("reading kubeconfig %s: %w (start minicp first, or pass --kubeconfig)", cfg.kubeconfig, err)
+	}
+	if cfg.plainHTTP {
+		// A kubeconfig's token goes only to an https server, so the
+		// scheme changes after the kubeconfig is read.
+		rc.Host = "http://" + strings.TrimPrefix(rc.Host, "https://")
+		rc.TLSClientConfig = rest.TLSClientConfig{}
 	}
 	if err := controlplane.Probe(ctx, []string{rc.Host}); err != nil {
 		return &controlplane.NotRunningError{What: "the apiserver", URLs: []string{rc.Host}, From: "the server of kubeconfig " + cfg.kubeconfig, DataDir: cfg.dataDir, Err: err}

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"minicp/controlplane"
 	"minicp/e2e/framework"
 )
 
@@ -33,6 +34,60 @@ func TestKubeletSimRegistersNodesAndReportsRenewals(t *testing.T) {
 	nodes, err := s.Clientset.CoreV1().Nodes().List(framework.Context(t, 10*time.Second), metav1.ListOptions{})
 	if err != nil || len(nodes.Items) != 5 {
 		t.Fatalf("nodes: got %d (%v), want 5", len(nodes.Items), err)
+	}
+}
+
+// M11 over TLS only: with --tls-only every client speaks TLS, minicp's
+// in-process nodes too; kubelet-sim, through the kubeconfig's CA and
+// token, registers its nodes and renews their leases with no failure.
+func TestKubeletSimHeartbeatsOverTLSOnly(t *testing.T) {
+	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
+		c.APIServer.TLSOnly = true
+		c.Nodes.Simulated = 2
+		c.Nodes.LifecycleController = true
+	}})
+	if !strings.HasPrefix(s.URL, "https://") || s.ControlPlane.PlainURL() != "" {
+		t.Fatalf("got URL %s and plain URL %q, want https only", s.URL, s.ControlPlane.PlainURL())
+	}
+	var out bytes.Buffer
+	args := []string{"--kubeconfig", s.Kubeconfig, "--data-dir", s.DataDir, "--nodes", "5", "--lease-duration", "4s",
+		"--report-interval", "500ms", "--duration", "8s"}
+	if err := run(context.Background(), args, &out); err != nil {
+		t.Fatalf("kubelet-sim: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"against " + s.URL, "registered 5/5", "lapses 0", "failures 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output does not contain %q:\n%s", want, out.String())
+		}
+	}
+	ctx := framework.Context(t, 10*time.Second)
+	nodes, err := s.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 7 {
+		t.Fatalf("nodes: got %d (%v), want 7 (2 in-process, 5 of kubelet-sim)", len(nodes.Items), err)
+	}
+	// Renewed every second for about 8 s: the last renewal is well after
+	// the Lease was created (creationTimestamp has whole seconds).
+	l, err := s.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, "sim-node-0", metav1.GetOptions{})
+	if err != nil || l.Spec.RenewTime == nil || l.Spec.RenewTime.Sub(l.CreationTimestamp.Time) < 2*time.Second {
+		t.Errorf("lease of sim-node-0: %v (%v), want renewed seconds after its creation", l, err)
+	}
+}
+
+// --plain-http keeps the kubeconfig's token and talks plain HTTP to the
+// loopback port, which minicp answers beside TLS: the benchmark of what
+// TLS costs a heartbeat (cmd/kubelet-sim/bench.sh, MODES=plain).
+func TestKubeletSimPlainHTTPKeepsTheToken(t *testing.T) {
+	s := framework.Start(t, framework.Options{})
+	var out bytes.Buffer
+	args := []string{"--kubeconfig", s.Kubeconfig, "--data-dir", s.DataDir, "--nodes", "3", "--lease-duration", "4s",
+		"--report-interval", "500ms", "--duration", "3s", "--plain-http"}
+	if err := run(context.Background(), args, &out); err != nil {
+		t.Fatalf("kubelet-sim: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"against " + s.ControlPlane.PlainURL(), "registered 3/3", "failures 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output does not contain %q:\n%s", want, out.String())
+		}
 	}
 }
 
