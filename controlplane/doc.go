@@ -40,7 +40,10 @@
 //     <data-dir>/minicp.lock (lock.go) before anything else and Close drops
 //     it last; a second minicp fails at once, naming the first one's pid.
 //   - Start gives up when its ctx ends, at any stage, and stops what it
-//     started; Close takes at most ShutdownTimeout for open requests.
+//     started; Close ends open watches and closes the connections that
+//     carry no request at once, whatever the clients (apiserver's
+//     shutdown.go), and waits at most ShutdownTimeout for requests in
+//     flight.
 //   - The kubeconfig is written only after the apiserver serves and the
 //     simulated nodes are registered, and /readyz fails until it (and the
 //     token file) is on disk, so its presence means "ready". A kubeconfig
