@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -129,5 +130,39 @@ func TestStoredObjectsAreReadByTheCurrentSchema(t *testing.T) {
 	}
 	if u.GetGeneration() != 3 {
 		t.Errorf("generation = %d, want the stored 3", u.GetGeneration())
+	}
+}
+
+func TestEachServedVersionShapesObjectsByItsOwnSchema(t *testing.T) {
+	crd := testCRD(t)
+	v2 := *crd.Spec.Versions[0].DeepCopy()
+	v2.Name, v2.Storage = "v2", false
+	// v2 renamed size to flavor, with a default of its own.
+	spec := v2.Schema.OpenAPIV3Schema.Properties["spec"]
+	delete(spec.Properties, "size")
+	spec.Properties["flavor"] = apiextensionsv1.JSONSchemaProps{Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"vanilla"`)}}
+	v2.Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	crd.Spec.Versions = append(crd.Spec.Versions, v2)
+
+	res, err := ResourceFor(crd, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stored at v1 (the storage version), read at v2.
+	stored := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":"large","replicas":2}}`)
+	obj, _, err := res.StorageCodec.Decode(stored, nil, &unstructured.Unstructured{})
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	u := obj.(*unstructured.Unstructured)
+	spec2, _, _ := unstructured.NestedMap(u.Object, "spec")
+	if u.GetAPIVersion() != "example.com/v2" || spec2["size"] != nil || spec2["flavor"] != "vanilla" || spec2["replicas"] != int64(2) {
+		t.Errorf("read at v2: apiVersion %s, spec %v; want v2's shape: no size, flavor vanilla, replicas 2", u.GetAPIVersion(), spec2)
+	}
+
+	req := widget(t, "{apiVersion: example.com/v2, kind: Widget, metadata: {name: w}, spec: {size: large}}")
+	unknown, err := res.Coerce(req, true)
+	if err != nil || !slices.Equal(unknown, []string{"spec.size"}) {
+		t.Errorf("Coerce at v2 = %q, %v; want spec.size unknown", unknown, err)
 	}
 }
