@@ -25,8 +25,10 @@
 //     as=PartialObjectMetadata for the metadata client); Content-Type picks
 //     the body's decoder.
 //   - Writes (rest.go, decode.go, patch.go): the body is size-limited,
-//     decoded with fieldValidation's strictness, checked against the URL
-//     (apiVersion, kind, name, namespace), and handed to the store. Update
+//     decoded with fieldValidation's strictness (for a resource with a
+//     schema of its own, Resource.Coerce, the fields it prunes count as
+//     unknown fields), checked against the URL (apiVersion, kind, name,
+//     namespace), and handed to the store. Update
 //     and patch run inside the store's compare-and-swap loop, so a patch is
 //     re-applied to the fresh object when another write wins the race.
 //   - Watch (watch.go): a chunked response, one frame per event, flushed at
