@@ -10,7 +10,30 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
+
+// storedBytes reads every key under prefix from the process's etcd and
+// returns how many there are and the mean size of their values: what an
+// object costs in etcd, in its storage encoding.
+func storedBytes(b testing.TB, ctx context.Context, p *minicpProcess, prefix string) (int, float64) {
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{p.etcdURL}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	resp, err := client.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil || len(resp.Kvs) == 0 {
+		b.Fatalf("etcd get %s: %d keys, %v", prefix, len(resp.Kvs), err)
+	}
+	var total int
+	for _, kv := range resp.Kvs {
+		total += len(kv.Value)
+	}
+	return len(resp.Kvs), float64(total) / float64(len(resp.Kvs))
+}
 
 // benchKind is a kind the HTTP benchmarks create, list and watch in the
 // "default" namespace of a minicp process: pods, ConfigMaps (built-in,
@@ -22,6 +45,8 @@ type benchKind struct {
 	resource string
 	// path is the collection in "default", from the server's root.
 	path string
+	// key is the etcd prefix of its objects in "default".
+	key string
 	// body is the JSON of object i, named name.
 	body func(name string, i int) string
 	// install readies the kind in a fresh minicp (nil: built in).
@@ -36,7 +61,7 @@ const (
 
 // podsKind: pod i is bound to node-(i%100), for node-scoped lists.
 var podsKind = benchKind{
-	name: "pods", resource: "pods", path: "/api/v1/namespaces/default/pods",
+	name: "pods", resource: "pods", path: "/api/v1/namespaces/default/pods", key: "/registry/pods/default/",
 	body: func(name string, i int) string {
 		return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"labels":{"app":"web"}},"spec":{"nodeName":"node-%d","containers":[{"name":"c","image":"nginx:1.27"}]}}`, name, i%100)
 	},
@@ -45,7 +70,7 @@ var podsKind = benchKind{
 // configMapsKind and widgetsKind carry the same data: one label and four
 // short strings, in a ConfigMap's data or a Widget's spec.
 var configMapsKind = benchKind{
-	name: "configmaps", resource: "configmaps", path: "/api/v1/namespaces/default/configmaps",
+	name: "configmaps", resource: "configmaps", path: "/api/v1/namespaces/default/configmaps", key: "/registry/configmaps/default/",
 	body: func(name string, i int) string {
 		return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"labels":{"app":"web"}},"data":%s}`, name, benchData(i))
 	},
@@ -53,6 +78,7 @@ var configMapsKind = benchKind{
 
 var widgetsKind = benchKind{
 	name: "widgets", resource: "widgets.bench.example.com", path: "/apis/bench.example.com/v1/namespaces/default/widgets",
+	key: "/registry/bench.example.com/widgets/default/",
 	body: func(name string, i int) string {
 		return fmt.Sprintf(`{"apiVersion":"bench.example.com/v1","kind":"Widget","metadata":{"name":%q,"labels":{"app":"web"}},"spec":%s}`, name, benchData(i))
 	},

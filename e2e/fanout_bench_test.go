@@ -279,10 +279,11 @@ func buildMinicp(b testing.TB) string {
 
 // minicpProcess is minicp running as a child process.
 type minicpProcess struct {
-	cmd   *exec.Cmd
-	url   string
-	token string   // the bearer token it made in its data directory
-	log   *os.File // its stderr
+	cmd     *exec.Cmd
+	url     string
+	etcdURL string   // its etcd's client URL
+	token   string   // the bearer token it made in its data directory
+	log     *os.File // its stderr
 }
 
 // client returns an HTTP client that sends the process's token, over
@@ -323,6 +324,11 @@ func startMinicpProcessIn(b testing.TB, ctx context.Context, bin, dir string, ar
 			// measure the apiserver, not TLS.
 			p.url = strings.Replace(url, "https://", "http://", 1)
 			break
+		}
+	}
+	if scanner.Scan() { // the banner's next line names etcd
+		if url, ok := strings.CutPrefix(strings.TrimSpace(scanner.Text()), "etcd:"); ok {
+			p.etcdURL = strings.TrimSpace(url)
 		}
 	}
 	if p.url == "" {

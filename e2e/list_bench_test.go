@@ -56,7 +56,8 @@ func benchmarkGet(b *testing.B, p *minicpProcess, path string) {
 // one minicp process, case after case in rotating order:
 //
 //   - creates: 10,000 of each, in alternating batches of 1,000 with 8
-//     writers; creates/s per batch and the latency of each create;
+//     writers; creates/s per batch and the latency of each create; then
+//     the mean size of a stored object, read from etcd;
 //   - LIST of the 10,000, one GET per case and round: from the watch cache
 //     (resourceVersion=0) and from etcd (resourceVersionMatch=Exact at the
 //     current revision, which the cache always passes to etcd), ConfigMaps
@@ -72,6 +73,10 @@ func BenchmarkCustomResourceVsConfigMapOverHTTP(b *testing.B) {
 	defer p.stop(b)
 	widgetsKind.install(b, ctx, p)
 	creates := compareCreates(b, ctx, p, 10000, 1000)
+	stored := map[string]float64{}
+	for _, k := range []benchKind{configMapsKind, widgetsKind} {
+		_, stored[k.name] = storedBytes(b, ctx, p, k.key)
+	}
 
 	client := p.client(nil)
 	rv := p.collectionRV(b, client, configMapsKind.path)
@@ -96,6 +101,9 @@ func BenchmarkCustomResourceVsConfigMapOverHTTP(b *testing.B) {
 		round++
 	}
 	reportCreates(b, creates) // after b.Loop, which drops the metrics reported before it
+	for k, size := range stored {
+		b.ReportMetric(size, "etcd-bytes/"+k)
+	}
 	for _, from := range []string{"cache", "etcd"} {
 		cmProto, cmJSON, widgets := took["configmaps-protobuf/"+from], took["configmaps-json/"+from], took["widgets-json/"+from]
 		b.ReportMetric(medianFloat(ratios(widgets, cmProto)), "list-"+from+"-widgets/cm-protobuf")
