@@ -31,6 +31,16 @@
 //     namespace), and handed to the store. Update
 //     and patch run inside the store's compare-and-swap loop, so a patch is
 //     re-applied to the fresh object when another write wins the race.
+//   - Field ownership (fieldmanager.go, apply.go): every create, update,
+//     patch and apply records its manager (fieldManager, else the
+//     User-Agent's product) in metadata.managedFields with apimachinery's
+//     field manager, inside that loop and before admission and the
+//     strategy; server-side apply (application/apply-patch+yaml) merges
+//     an applied configuration by those entries, answers 409 Conflict
+//     naming the managers of the fields it would take (unless force), and
+//     creates a missing object. Writes through status and scale record
+//     their subresource; a Scale's entries map onto the object's
+//     spec.replicas (scale.go).
 //   - Watch (watch.go): a chunked response, one frame per event, flushed at
 //     once; it ends cleanly on timeoutSeconds, client disconnect or shutdown
 //     and always stops the registry watch.

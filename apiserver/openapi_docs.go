@@ -19,19 +19,17 @@ import (
 // Media types of request and response bodies, as upstream lists them.
 var (
 	responseTypes = []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
-	patchTypes    = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+	patchTypes    = []string{"application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
 	anyType       = []string{"*/*"}
 )
 
 // queryParameters are the query parameters of each action, by name: the
-// ones the REST handlers read. Server-side apply's "force" and deletion's
-// gracePeriodSeconds and propagationPolicy are left out; minicp has no
-// server-side apply, graceful deletion or garbage collector.
+// ones the REST handlers read ("force" is server-side apply's).
 var queryParameters = map[string][]string{
 	"list":   {"allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch"},
 	"post":   {"dryRun", "fieldManager", "fieldValidation"},
 	"put":    {"dryRun", "fieldManager", "fieldValidation"},
-	"patch":  {"dryRun", "fieldManager", "fieldValidation"},
+	"patch":  {"dryRun", "fieldManager", "fieldValidation", "force"},
 	"delete": {"dryRun"},
 	// deletecollection: the list's selectors and the deletion's options
 	"deletecollection": {"continue", "dryRun", "fieldSelector", "labelSelector", "limit", "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds"},
@@ -51,7 +49,8 @@ var queryParameterInfo = map[string]struct{ typ, description string }{
 	"timeoutSeconds":       {"integer", "Timeout for the list or watch call."},
 	"watch":                {"boolean", "Watch for changes instead of listing."},
 	"dryRun":               {"string", "When All, validate the request but do not persist it."},
-	"fieldManager":         {"string", "Name of the actor making the change, for managedFields."},
+	"fieldManager":         {"string", "Name of the actor making the change, for managedFields: required for apply (application/apply-patch+yaml), at most 128 printable characters; defaults to the User-Agent's product."},
+	"force":                {"boolean", "Apply only: take over the fields other managers own instead of answering 409 Conflict."},
 	"fieldValidation":      {"string", "How to treat unknown or duplicate fields in the body: Ignore, Warn or Strict."},
 }
 

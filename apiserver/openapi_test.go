@@ -90,6 +90,9 @@ func TestEveryKindHasAPatchOperationWithFieldValidation(t *testing.T) {
 		if _, ok := op.RequestBody.Content["application/strategic-merge-patch+json"]; !ok {
 			t.Errorf("%s: PATCH %s does not accept strategic merge patches", r.Kind, path)
 		}
+		if _, ok := op.RequestBody.Content["application/apply-patch+yaml"]; !ok {
+			t.Errorf("%s: PATCH %s does not accept server-side apply", r.Kind, path)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -23,24 +23,31 @@ import (
 )
 
 // servedPatchTypes are the patch formats minicp applies.
-var servedPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+var servedPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), string(types.ApplyYAMLPatchType)}
+
+// patchMechanism is one kind of patch: a JSON, merge or strategic merge
+// patch (patcher) or a server-side apply (applier). apply is the store's
+// UpdateFunc; it may run once per compare-and-swap attempt.
+type patchMechanism interface {
+	apply(current runtime.Object) (runtime.Object, error)
+	// lastWarnings are the field validation warnings of the last attempt.
+	lastWarnings() []string
+}
 
 // patchObject applies a patch to the current object inside the store's
 // read-modify-write loop: every attempt patches the object as it is in
 // etcd at that moment, so a concurrent write makes the store retry with the
 // fresh object instead of losing it. See patcher.apply for resourceVersion.
+// The patched object's managedFields record the request's manager
+// (fieldmanager.go); an apply creates the object when it does not exist.
 func (s *Server) patchObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
 	out, err := negotiateOutput(req, targetObject)
 	if err != nil {
 		return err
 	}
-	patchType := types.PatchType(mediaTypeOf(req.Header.Get("Content-Type")))
-	switch patchType {
-	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
-	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
-		return serverSideApplyUnsupported()
-	default:
-		return unsupportedMediaType(servedPatchTypes)
+	patchType, err := patchTypeOf(req)
+	if err != nil {
+		return err
 	}
 	opts, err := patchOptions(req, patchType)
 	if err != nil {
@@ -50,32 +57,61 @@ func (s *Server) patchObject(w http.ResponseWriter, req *http.Request, info *req
 	if err != nil {
 		return err
 	}
-	p := &patcher{res: res, info: info, patchType: patchType, patch: body, validation: opts.FieldValidation}
-	if err := p.parse(); err != nil {
+	fm, err := fieldManagerFor(res, info.subresource)
+	if err != nil {
 		return err
 	}
-	updateOpts := registry.UpdateOptions{DryRun: len(opts.DryRun) > 0, Subresource: info.subresource}
-	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun, p.apply)
+	mechanism, err := newPatchMechanism(res, info, fm, patchType, opts, req.UserAgent(), body)
+	if err != nil {
+		return err
+	}
+	updateOpts := registry.UpdateOptions{
+		DryRun:      len(opts.DryRun) > 0,
+		Subresource: info.subresource,
+		// An apply creates what it applies; not through a subresource.
+		AllowCreate: patchType == types.ApplyYAMLPatchType && info.subresource == "",
+	}
+	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun, mechanism.apply)
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
-	updated, _, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
+	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
 	endStorage()
 	if err != nil {
 		return err
 	}
-	addWarnings(w, p.warnings)
-	writeObject(w, req, res, out, http.StatusOK, updated)
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	addWarnings(w, mechanism.lastWarnings())
+	writeObject(w, req, res, out, code, updated)
 	return nil
 }
 
-// serverSideApplyUnsupported answers `kubectl apply --server-side`.
-func serverSideApplyUnsupported() error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   http.StatusUnsupportedMediaType,
-		Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: "server-side apply (" + string(types.ApplyYAMLPatchType) + ") is not supported by minicp: only client-side apply is; " +
-			"run kubectl apply without --server-side, or send one of: " + strings.Join(servedPatchTypes, ", "),
-	}}
+// patchTypeOf reads the patch format from Content-Type: 415 for a format
+// minicp does not apply.
+func patchTypeOf(req *http.Request) (types.PatchType, error) {
+	patchType := types.PatchType(mediaTypeOf(req.Header.Get("Content-Type")))
+	switch patchType {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType:
+		return patchType, nil
+	case types.ApplyCBORPatchType:
+		return "", applyCBORUnsupported()
+	}
+	return "", unsupportedMediaType(servedPatchTypes)
+}
+
+// newPatchMechanism parses the patch body for its format.
+func newPatchMechanism(res *registry.Resource, info *requestInfo, fm *managedfields.FieldManager, patchType types.PatchType,
+	opts metav1.PatchOptions, userAgent string, body []byte) (patchMechanism, error) {
+	if patchType == types.ApplyYAMLPatchType {
+		return newApplier(res, info, fm, opts, body)
+	}
+	p := &patcher{res: res, info: info, patchType: patchType, patch: body, validation: opts.FieldValidation,
+		fm: fm, manager: managerName(opts.FieldManager, userAgent)}
+	if err := p.parse(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // patcher holds one patch request. apply may run several times (once per
@@ -87,9 +123,16 @@ type patcher struct {
 	patch      []byte
 	validation string
 
+	// fm records the patch in managedFields under manager; nil for none.
+	fm      *managedfields.FieldManager
+	manager string
+
 	jsonPatch jsonpatch.Patch // parsed once, for JSON patches
 	warnings  []string
 }
+
+// lastWarnings are the field validation warnings of the last attempt.
+func (p *patcher) lastWarnings() []string { return p.warnings }
 
 // parse checks the patch document before touching storage: a body that is
 // not a patch of its declared type is 400 BadRequest.
@@ -150,6 +193,9 @@ func (p *patcher) apply(current runtime.Object) (runtime.Object, error) {
 	}
 	if m.GetResourceVersion() == currentMeta.GetResourceVersion() {
 		m.SetResourceVersion("")
+	}
+	if p.fm != nil {
+		obj = p.fm.UpdateNoErrors(current, obj, p.manager)
 	}
 	return obj, nil
 }

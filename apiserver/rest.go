@@ -170,7 +170,8 @@ func (s *Server) listObjects(w http.ResponseWriter, req *http.Request, info *req
 }
 
 // createObject stores the body as a new object. The namespace comes from
-// the URL when the body has none.
+// the URL when the body has none. Its managedFields record the request's
+// manager as the owner of every field it set (fieldmanager.go).
 func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
 	out, err := negotiateOutput(req, targetObject)
 	if err != nil {
@@ -191,6 +192,11 @@ func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *re
 	if err := ensureNamespace(obj, info.namespace, res); err != nil {
 		return err
 	}
+	fm, err := fieldManagerFor(res, "")
+	if err != nil {
+		return err
+	}
+	obj = fm.UpdateNoErrors(emptyObject(res), obj, managerName(opts.FieldManager, req.UserAgent()))
 	dryRun := len(opts.DryRun) > 0
 	if err := s.admission.admit(req.Context(), s.metrics.admission, newAdmission(AdmissionCreate, info, res, obj, nil, dryRun)); err != nil {
 		return err
@@ -208,7 +214,9 @@ func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *re
 
 // updateObject replaces an object (or its status) with the body. The
 // store does the compare-and-swap: strict when the body carries a
-// resourceVersion, retried on the latest object when it does not.
+// resourceVersion, retried on the latest object when it does not. Each
+// attempt records the request's manager in managedFields against the
+// object it replaces.
 func (s *Server) updateObject(w http.ResponseWriter, req *http.Request, info *requestInfo, res *registry.Resource) error {
 	out, err := negotiateOutput(req, targetObject)
 	if err != nil {
@@ -232,9 +240,19 @@ func (s *Server) updateObject(w http.ResponseWriter, req *http.Request, info *re
 	if err := checkName(obj, info.name); err != nil {
 		return err
 	}
+	fm, err := fieldManagerFor(res, info.subresource)
+	if err != nil {
+		return err
+	}
+	manager := managerName(opts.FieldManager, req.UserAgent())
 	updateOpts := registry.UpdateOptions{DryRun: len(opts.DryRun) > 0, Subresource: info.subresource}
-	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun,
-		func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil })
+	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun, func(current runtime.Object) (runtime.Object, error) {
+		live := current
+		if live == nil { // a PUT that creates
+			live = emptyObject(res)
+		}
+		return fm.UpdateNoErrors(live, obj.DeepCopyObject(), manager), nil
+	})
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
 	endStorage()

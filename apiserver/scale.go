@@ -10,6 +10,7 @@ package apiserver
 // resourceVersion is a precondition on the object's.
 
 import (
+	"fmt"
 	"net/http"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -17,11 +18,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"minicp/registry"
 	"minicp/reqtrace"
 )
+
+// scaleTypeConverter types Scale objects for their field manager.
+var scaleTypeConverter = managedfields.NewDeducedTypeConverter()
 
 // scaleResource describes the Scale kind for decoding and encoding (it
 // has no storage of its own).
@@ -30,6 +36,10 @@ func scaleResource(res *registry.Resource) *registry.Resource {
 		GroupVersion: autoscalingv1.SchemeGroupVersion, Name: res.Name, Kind: "Scale", ListKind: "ScaleList",
 		Namespaced: res.Namespaced,
 		New:        func() runtime.Object { return &autoscalingv1.Scale{} },
+		// The schema client-go compiles in has no Scale; its fields are
+		// all scalars, which a converter deducing the structure from the
+		// object itself types the same way.
+		TypeConverter: scaleTypeConverter,
 	}
 }
 
@@ -101,15 +111,24 @@ func (s *Server) serveScale(w http.ResponseWriter, req *http.Request, info *requ
 	return nil
 }
 
-// scaleUpdate reads a PUT's Scale or a PATCH's patch and returns the
-// update that applies it to the current object.
+// scaleUpdate reads a PUT's Scale or a PATCH's patch or applied
+// configuration and returns the update that applies it to the current
+// object. The Scale's field manager records the request's manager (as
+// owner of spec.replicas) in the object's managedFields.
 func (s *Server) scaleUpdate(req *http.Request, info *requestInfo, res, scaleRes *registry.Resource) (registry.UpdateFunc, error) {
 	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		return nil, err
 	}
-	notFound := func() error { return apierrors.NewNotFound(res.GroupVersionResource().GroupResource(), info.name) }
+	fm, err := fieldManagerFor(scaleRes, "scale")
+	if err != nil {
+		return nil, err
+	}
 	if info.verb == verbUpdate {
+		opts, err := updateOptions(req)
+		if err != nil {
+			return nil, err
+		}
 		obj, _, err := decodeObject(req, body, scaleRes, metav1.FieldValidationStrict)
 		if err != nil {
 			return nil, err
@@ -117,38 +136,92 @@ func (s *Server) scaleUpdate(req *http.Request, info *requestInfo, res, scaleRes
 		if err := checkName(obj, info.name); err != nil {
 			return nil, err
 		}
-		scale := obj.(*autoscalingv1.Scale)
-		return s.admitted(req.Context(), info, res, isDryRun(req), func(current runtime.Object) (runtime.Object, error) {
-			if current == nil {
-				return nil, notFound()
-			}
-			return scaled(res, current, scale)
-		}), nil
+		manager := managerName(opts.FieldManager, req.UserAgent())
+		return s.admitted(req.Context(), info, res, isDryRun(req), scaleWrite(res, info, func(scale *autoscalingv1.Scale) (runtime.Object, error) {
+			return fm.UpdateNoErrors(scale, obj.DeepCopyObject(), manager), nil
+		})), nil
 	}
-	patchType := types.PatchType(mediaTypeOf(req.Header.Get("Content-Type")))
-	switch patchType {
-	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
-	default:
-		return nil, unsupportedMediaType(servedPatchTypes)
-	}
-	p := &patcher{res: scaleRes, info: info, patchType: patchType, patch: body, validation: metav1.FieldValidationStrict}
-	if err := p.parse(); err != nil {
+	patchType, err := patchTypeOf(req)
+	if err != nil {
 		return nil, err
 	}
-	return s.admitted(req.Context(), info, res, isDryRun(req), func(current runtime.Object) (runtime.Object, error) {
+	opts, err := patchOptions(req, patchType)
+	if err != nil {
+		return nil, err
+	}
+	opts.FieldValidation = metav1.FieldValidationStrict
+	mechanism, err := newPatchMechanism(scaleRes, info, fm, patchType, opts, req.UserAgent(), body)
+	if err != nil {
+		return nil, err
+	}
+	return s.admitted(req.Context(), info, res, isDryRun(req), scaleWrite(res, info, func(scale *autoscalingv1.Scale) (runtime.Object, error) {
+		return mechanism.apply(scale)
+	})), nil
+}
+
+// scaleWrite is the UpdateFunc of a write through the scale subresource:
+// change gets the current object's Scale, carrying the managedFields
+// entries that own spec.replicas as entries of the Scale's
+// spec.replicas, and returns the new Scale; its replicas and entries go
+// back onto the object (managedfields.ScaleHandler), so that a manager
+// who scaled owns the object's spec.replicas, as upstream records it.
+func scaleWrite(res *registry.Resource, info *requestInfo, change func(*autoscalingv1.Scale) (runtime.Object, error)) registry.UpdateFunc {
+	return func(current runtime.Object) (runtime.Object, error) {
 		if current == nil {
-			return nil, notFound()
+			return nil, apierrors.NewNotFound(res.GroupVersionResource().GroupResource(), info.name)
 		}
+		m, err := meta.Accessor(current)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		handler := managedfields.NewScaleHandler(m.GetManagedFields(), res.GroupVersion, replicasPaths(res, m.GetManagedFields()))
 		scale, err := scaleOf(res, current)
 		if err != nil {
 			return nil, err
 		}
-		patched, err := p.apply(scale)
+		if scale.ManagedFields, err = handler.ToSubresource(); err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("reading the managedFields of %s %q: %w", res.Kind, info.name, err))
+		}
+		changed, err := change(scale)
 		if err != nil {
 			return nil, err
 		}
-		return scaled(res, current, patched.(*autoscalingv1.Scale))
-	}), nil
+		newScale, ok := changed.(*autoscalingv1.Scale)
+		if !ok {
+			return nil, apierrors.NewInternalError(fmt.Errorf("a scale write produced a %T", changed))
+		}
+		obj, err := scaled(res, current, newScale)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := handler.ToParent(newScale.ManagedFields)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("writing the managedFields of %s %q: %w", res.Kind, info.name, err))
+		}
+		objMeta, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		objMeta.SetManagedFields(entries)
+		return obj, nil
+	}
+}
+
+// replicasPaths maps every API version the object's managedFields entries
+// were recorded in (and the served one) to the path of its spec.replicas:
+// res.Scale.ReplicasPath, spec.replicas by default.
+func replicasPaths(res *registry.Resource, entries []metav1.ManagedFieldsEntry) managedfields.ResourcePathMappings {
+	path := res.Scale.ReplicasPath
+	if path == nil {
+		path = fieldpath.MakePathOrDie("spec", "replicas")
+	}
+	paths := managedfields.ResourcePathMappings{res.GroupVersion.String(): path}
+	for _, e := range entries {
+		if gv, err := schema.ParseGroupVersion(e.APIVersion); err == nil && gv.Group == res.GroupVersion.Group {
+			paths[e.APIVersion] = path
+		}
+	}
+	return paths
 }
 
 // isDryRun reports whether the request asks for ?dryRun=All.

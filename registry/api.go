@@ -36,7 +36,8 @@ type Interface interface {
 	// Update reads the current object, calls tryUpdate with a copy of it, and
 	// writes the result with a compare-and-swap on the key's mod revision.
 	// See UpdateFunc for the conflict rules. The bool reports whether the
-	// object was created (only for resources with AllowCreateOnUpdate).
+	// object was created (only for resources with AllowCreateOnUpdate, or
+	// when opts.AllowCreate).
 	Update(ctx context.Context, res *Resource, namespace, name string, opts UpdateOptions, tryUpdate UpdateFunc) (runtime.Object, bool, error)
 	// Delete removes the object, honouring opts.Preconditions, and returns
 	// the last state stamped with the deletion's revision.
@@ -86,6 +87,10 @@ type UpdateOptions struct {
 	// and owner references (metav1.ResetObjectMetaForStatus); a main update
 	// keeps the stored status, as upstream strategies do.
 	Subresource string
+	// AllowCreate lets this update create a missing object even when the
+	// resource has no AllowCreateOnUpdate: server-side apply creates what
+	// it applies, as upstream's does.
+	AllowCreate bool
 }
 
 // DeleteOptions apply to Delete.

@@ -7,8 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Resource is the one description of a REST resource: everything that makes
@@ -29,7 +31,8 @@ import (
 //   - behaviour (Strategy, SelectableFields, AllowCreateOnUpdate,
 //     DeleteCollection, Subresources, Scale): the Store and the apiserver;
 //   - reading (Indexes, WatchCacheSize): the watch cache;
-//   - presentation (Printer, Categories, ShortNames): the apiserver.
+//   - presentation (Printer, Categories, ShortNames): the apiserver;
+//   - server-side apply (TypeConverter): the apiserver's field managers.
 //
 // The zero value of every optional field is what most resources want.
 type Resource struct {
@@ -154,6 +157,16 @@ type Resource struct {
 	// Nil: Name and Age, as upstream's default table convertor.
 	Printer *Printer
 
+	// TypeConverter turns the resource's objects into the typed trees
+	// server-side apply merges and tracks field ownership on (the
+	// managedFields of every write). Nil: the converter minicp shares for
+	// every built-in kind, built from the schema compiled into client-go's
+	// apply configurations (k8s.io/client-go/applyconfigurations). A
+	// custom resource sets the converter built from its CRD's schema for
+	// this version; its objects are *unstructured.Unstructured, which the
+	// apiserver converts between versions by their apiVersion alone.
+	TypeConverter managedfields.TypeConverter
+
 	// New and NewList return empty objects of the resource's Go types.
 	New     func() runtime.Object
 	NewList func() runtime.Object
@@ -186,6 +199,10 @@ type ScaleRules struct {
 	Replicas func(obj runtime.Object) (spec, status int32, selector string)
 	// SetReplicas sets spec.replicas.
 	SetReplicas func(obj runtime.Object, replicas int32)
+	// ReplicasPath is where spec.replicas lives in the object, so that the
+	// managedFields a Scale write records land on the object's field (a
+	// custom resource names it in its CRD). Nil: spec.replicas.
+	ReplicasPath fieldpath.Path
 }
 
 // Printer turns objects into the rows of the Table `kubectl get` prints

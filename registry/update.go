@@ -112,7 +112,7 @@ func (s *Store) Update(ctx context.Context, res *Resource, namespace, name strin
 func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace, name string, opts UpdateOptions,
 	tryUpdate UpdateFunc, state *storedState) (out runtime.Object, created bool, fresh *storedState, err error) {
 	creating := state.obj == nil
-	if creating && !res.AllowCreateOnUpdate {
+	if creating && !res.AllowCreateOnUpdate && !opts.AllowCreate {
 		if state.guessed {
 			return s.confirm(ctx, res, key)
 		}

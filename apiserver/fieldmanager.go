@@ -1,0 +1,139 @@
+package apiserver
+
+// Field managers record who set which field of an object: every create,
+// update, patch and apply passes the object it is about to write through a
+// managedfields.FieldManager, which compares it with the stored object and
+// writes the result into metadata.managedFields (one entry per manager,
+// operation and subresource, with the set of fields that manager owns, in
+// the FieldsV1 form). Server-side apply (apply.go) uses the same ownership
+// to merge an applied configuration and to refuse, with 409 Conflict, a
+// change to a field another manager owns. The entries are part of the
+// object, so they are stored in etcd with it, as upstream stores them.
+//
+// As upstream's handlers do, the apiserver runs the field manager inside
+// the store's compare-and-swap loop, before admission and before the
+// resource's strategy: the strategy then drops what a write may not change
+// (a main-resource write keeps the stored status), and the field manager's
+// reset fields make ownership agree with it.
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"minicp/registry"
+)
+
+// builtinTypeConverter is the type converter of every built-in kind: the
+// schema compiled into client-go's apply configurations, looked up by the
+// Go type of registry.Scheme's kinds. It is built on first use (parsing
+// the schema takes a moment) and shared by every stack in the process; it
+// holds no state besides the parsed schema.
+var builtinTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
+	return applyconfigurations.NewTypeConverter(registry.Scheme)
+})
+
+// typeConverterOf returns res's type converter: its own (custom
+// resources), else the built-in one.
+func typeConverterOf(res *registry.Resource) managedfields.TypeConverter {
+	if res.TypeConverter != nil {
+		return res.TypeConverter
+	}
+	return builtinTypeConverter()
+}
+
+// newFieldManager builds the field manager of res (subresource "" for the
+// object itself, "status", "scale", ...). It is cheap: the type converter
+// it wraps is built once per resource, and the rest is a chain of small
+// structs, so the apiserver builds one per request rather than keeping a
+// cache that custom resources, added and removed at run time, would have
+// to be evicted from.
+func newFieldManager(res *registry.Resource, subresource string) (*managedfields.FieldManager, error) {
+	gvk := res.GroupVersionKind()
+	tc := typeConverterOf(res)
+	reset := resetFields(res, subresource)
+	if _, unstructured := res.New().(runtime.Unstructured); unstructured {
+		conv := unstructuredConvertor{}
+		return managedfields.NewDefaultCRDFieldManager(tc, conv, conv, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
+	}
+	return managedfields.NewDefaultFieldManager(tc, registry.Scheme, registry.Scheme, registry.Scheme, gvk, gvk.GroupVersion(), subresource, reset)
+}
+
+// fieldManagerFor is newFieldManager for a request, with a failure to
+// build it (a type converter that does not know the kind) as a 500 that
+// names the kind.
+func fieldManagerFor(res *registry.Resource, subresource string) (*managedfields.FieldManager, error) {
+	fm, err := newFieldManager(res, subresource)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("no field manager for %s: %w", res.GroupVersionKind(), err))
+	}
+	return fm, nil
+}
+
+// statusPath and the metadata paths below are the fields a write of the
+// main resource or of its status subresource does not change: the
+// strategy resets them (registry.Strategy's PrepareForUpdate keeps the
+// stored status; PrepareForStatusUpdate the stored spec, and
+// metav1.ResetObjectMetaForStatus the labels, annotations, finalizers and
+// owner references). A manager never owns a field its write could not set.
+var (
+	mainResetFields   = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	statusResetFields = fieldpath.NewSet(
+		fieldpath.MakePathOrDie("spec"),
+		fieldpath.MakePathOrDie("metadata", "labels"),
+		fieldpath.MakePathOrDie("metadata", "annotations"),
+		fieldpath.MakePathOrDie("metadata", "finalizers"),
+		fieldpath.MakePathOrDie("metadata", "ownerReferences"),
+	)
+)
+
+// resetFields is upstream's per-strategy GetResetFields for minicp's
+// strategies: resources with a status subresource keep status out of
+// main-resource writes and spec out of status writes; others reset nothing.
+func resetFields(res *registry.Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	if !res.HasSubresource("status") {
+		return nil
+	}
+	version := fieldpath.APIVersion(res.GroupVersion.String())
+	switch subresource {
+	case "":
+		return map[fieldpath.APIVersion]fieldpath.Filter{version: fieldpath.NewExcludeSetFilter(mainResetFields)}
+	case "status":
+		return map[fieldpath.APIVersion]fieldpath.Filter{version: fieldpath.NewExcludeSetFilter(statusResetFields)}
+	}
+	return nil
+}
+
+// managerName is the manager a write is recorded under: the fieldManager
+// query parameter when there is one (already validated), else the
+// User-Agent's product, as upstream derives it: what precedes the first
+// "/" ("kubectl" for "kubectl/v1.33.0 (linux/amd64) ..."; a client-go
+// program's binary name), without unprintable characters, cut to the
+// 128 bytes a fieldManager may have.
+func managerName(fieldManager, userAgent string) string {
+	if fieldManager != "" {
+		return fieldManager
+	}
+	product, _, _ := strings.Cut(userAgent, "/")
+	var b bytes.Buffer
+	for _, r := range product {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > metav1validation.FieldManagerMaxLength {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
