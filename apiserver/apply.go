@@ -29,7 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"minicp/registry"
 )
@@ -49,7 +49,8 @@ type applier struct {
 }
 
 // newApplier parses an apply patch. A body that is not a YAML (or JSON)
-// object is 400 BadRequest, as upstream answers.
+// object is 400 BadRequest, as upstream answers. Integers stay int64 (as
+// apimachinery's yaml decodes them), as every later step expects.
 func newApplier(res *registry.Resource, info *requestInfo, fm *managedfields.FieldManager, opts metav1.PatchOptions, body []byte) (*applier, error) {
 	a := &applier{res: res, info: info, fm: fm, manager: opts.FieldManager, validation: opts.FieldValidation, patch: body}
 	if opts.Force != nil {

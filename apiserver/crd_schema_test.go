@@ -19,8 +19,15 @@ import (
 // resources from a real etcd-backed Store.
 func startWithGadgets(t *testing.T) *testServer {
 	t.Helper()
+	return startWithResources(t, gadgetResources(t))
+}
+
+// startWithResources serves the built-in kinds and resources from a real
+// etcd-backed Store.
+func startWithResources(t *testing.T, resources []*registry.Resource) *testServer {
+	t.Helper()
 	table := registry.NewBuiltinTable()
-	if err := table.Change(nil, gadgetResources(t)); err != nil {
+	if err := table.Change(nil, resources); err != nil {
 		t.Fatal(err)
 	}
 	etcd := testetcd.Start(t)

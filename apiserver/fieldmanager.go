@@ -63,6 +63,9 @@ func newFieldManager(res *registry.Resource, subresource string) (*managedfields
 	tc := typeConverterOf(res)
 	reset := resetFields(res, subresource)
 	if _, unstructured := res.New().(runtime.Unstructured); unstructured {
+		if res.TypeConverter == nil { // no schema: the structure of the object itself
+			tc = managedfields.NewDeducedTypeConverter()
+		}
 		conv := unstructuredConvertor{}
 		return managedfields.NewDefaultCRDFieldManager(tc, conv, conv, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	}

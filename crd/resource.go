@@ -84,6 +84,8 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 			return nil, fmt.Errorf("crd: %w", err)
 		}
 		res.Coerce = st.schema.coerceRequest
+		// managedFields and server-side apply type objects by the schema.
+		res.TypeConverter = st.schema.LazyTypeConverter()
 		c := res.StorageCodec.(codec)
 		c.schema = st.schema
 		res.StorageCodec = c

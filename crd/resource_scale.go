@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"minicp/registry"
 )
@@ -38,7 +39,18 @@ func scaleRules(scale *apiextensionsv1.CustomResourceSubresourceScale) *registry
 			// The path is valid (CRD validation), so setting cannot fail.
 			_ = unstructured.SetNestedField(u.Object, int64(replicas), specPath...)
 		},
+		// A manager that scales owns the object's field at specPath.
+		ReplicasPath: managedPath(specPath),
 	}
+}
+
+// managedPath is path as managedFields name it.
+func managedPath(path []string) fieldpath.Path {
+	parts := make([]any, len(path))
+	for i, p := range path {
+		parts[i] = p
+	}
+	return fieldpath.MakePathOrDie(parts...)
 }
 
 // fieldPath turns ".spec.replicas" into ["spec", "replicas"].
