@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"minicp/registry"
@@ -69,5 +71,27 @@ func TestResetFieldsFollowTheStatusSubresource(t *testing.T) {
 		if res.HasSubresource("status") != (main != nil && status != nil) {
 			t.Errorf("%s: status subresource %v, reset fields %v / %v", res.Name, res.HasSubresource("status"), main, status)
 		}
+	}
+}
+
+// A Scale is typed by its own model (client-go's schema has none).
+func TestScaleWritesRecordManagedFields(t *testing.T) {
+	deployments, ok := registry.NewBuiltinTable().Lookup(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
+	if !ok {
+		t.Fatal("no deployments")
+	}
+	scaleRes := scaleResource(deployments)
+	fm, err := newFieldManager(scaleRes, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
+	got, err := fm.Update(emptyObject(scaleRes), scale, "scaler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := got.(metav1.Object).GetManagedFields()
+	if len(entries) != 1 || entries[0].Subresource != "scale" || !strings.Contains(string(entries[0].FieldsV1.Raw), `"f:replicas"`) {
+		t.Errorf("managedFields = %+v, want scaler owning spec.replicas through scale", entries)
 	}
 }

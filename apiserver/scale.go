@@ -26,9 +26,6 @@ import (
 	"minicp/reqtrace"
 )
 
-// scaleTypeConverter types Scale objects for their field manager.
-var scaleTypeConverter = managedfields.NewDeducedTypeConverter()
-
 // scaleResource describes the Scale kind for decoding and encoding (it
 // has no storage of its own).
 func scaleResource(res *registry.Resource) *registry.Resource {
@@ -36,10 +33,8 @@ func scaleResource(res *registry.Resource) *registry.Resource {
 		GroupVersion: autoscalingv1.SchemeGroupVersion, Name: res.Name, Kind: "Scale", ListKind: "ScaleList",
 		Namespaced: res.Namespaced,
 		New:        func() runtime.Object { return &autoscalingv1.Scale{} },
-		// The schema client-go compiles in has no Scale; its fields are
-		// all scalars, which a converter deducing the structure from the
-		// object itself types the same way.
-		TypeConverter: scaleTypeConverter,
+		// The schema client-go compiles in has no Scale.
+		TypeConverter: registry.GeneratedTypeConverter,
 	}
 }
 

@@ -51,8 +51,9 @@ func apiextensionsKinds() []*Resource {
 			ValidateUpdate:         crdValidateUpdate,
 			GracefulDelete:         crdGracefulDelete,
 		},
-		New:     func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
-		NewList: func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+		New:           func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
+		NewList:       func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+		TypeConverter: GeneratedTypeConverter, // client-go's schema has no CRDs
 	}}
 }
 
