@@ -88,7 +88,10 @@
 // validation (422 Invalid with field causes) and which parts an update may
 // change (a status update keeps the spec, a main update keeps the status).
 // Printers (printer*.go, printers_*.go) are the columns `kubectl get`
-// shows, after upstream's.
+// shows, after upstream's. A resource's TypeConverter (typeconverter.go)
+// is what the apiserver's field manager types its objects with for
+// managedFields and server-side apply; the registry never computes
+// managedFields itself, it stores them as part of the object.
 //
 // The kinds beyond pods, nodes, namespaces, config maps, events and leases
 // (builtin_kinds.go) take their defaults and validation from kinds_*.go and
