@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -251,7 +252,8 @@ func TestKubectlExplainsAndStrictlyValidatesCustomResources(t *testing.T) {
 }
 
 // A schema change takes effect without a restart: objects written before
-// it are read with the new schema's defaults, and new writes follow it.
+// it are read with the new schema's defaults, OpenAPI describes the new
+// field, and new writes follow it.
 func TestASchemaChangeAppliesToStoredCustomResources(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
 	ctx := framework.Context(t, time.Minute)
@@ -279,6 +281,16 @@ func TestASchemaChangeAppliesToStoredCustomResources(t *testing.T) {
 		}
 		color, _, _ := unstructured.NestedString(got.Object, "spec", "color")
 		return color == "blue"
+	})
+	// The OpenAPI document of the group-version describes the new field.
+	disco := discovery.NewDiscoveryClientForConfigOrDie(s.RESTConfig)
+	framework.Eventually(t, 5*time.Second, "/openapi/v3 to describe spec.color", func() bool {
+		paths, err := disco.OpenAPIV3().Paths()
+		if err != nil || paths["apis/schema.example.com/v1"] == nil {
+			return false
+		}
+		doc, err := paths["apis/schema.example.com/v1"].Schema("application/json")
+		return err == nil && strings.Contains(string(doc), `"color":{"type":"string","default":"blue"}`)
 	})
 	created, err := widgets.Create(ctx, widgetObject(t, `{apiVersion: schema.example.com/v1, kind: Widget, metadata: {name: new}, spec: {}}`), metav1.CreateOptions{})
 	if err != nil {
