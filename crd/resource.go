@@ -58,6 +58,7 @@ func ResourceFor(crd *apiextensionsv1.CustomResourceDefinition, version string) 
 		Prefix:           "/registry/" + crd.Spec.Group + "/" + names.Plural,
 		StorageMediaType: registry.MediaTypeJSON,
 		StorageCodec:     newCodec(gvk, storage, conversionStrategy(crd)),
+		NotCached:        version != storage && conversionStrategy(crd) == apiextensionsv1.WebhookConverter,
 		TextOnly:         true,
 		OpenAPIV3:        openAPIV3(crd, version),
 		OpenAPIV2:        openAPIV2(crd, version),

@@ -106,6 +106,9 @@ func TestWebhookConversionIsRefusedWithAStatus(t *testing.T) {
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}
 	v1, _ := ResourceFor(crd, "v1")
 	v2, _ := ResourceFor(crd, "v2")
+	if v1.NotCached || !v2.NotCached {
+		t.Fatalf("NotCached: v1 %v, v2 %v; want the storage version cached, v2 (which needs the webhook) read from etcd", v1.NotCached, v2.NotCached)
+	}
 	var stored bytes.Buffer
 	if err := v1.StorageCodec.Encode(crontab("stable.example.com/v1"), &stored); err != nil {
 		t.Fatalf("writing at the storage version needs no conversion: %v", err)

@@ -147,6 +147,11 @@ type Resource struct {
 	// that asked for it (a kubelet's spec.nodeName=<node> over all pods).
 	// Every Index.Field must be one of SelectableFields.
 	Indexes []Index
+	// NotCached keeps the resource out of the watch cache: every read goes
+	// to etcd. For a custom resource version whose stored objects need a
+	// conversion webhook (which minicp never calls): a cache could never
+	// list them, and each read answers the Status that says why.
+	NotCached bool
 	// WatchCacheSize is the resource's default watch window (events kept
 	// in memory) when --watch-cache-sizes does not name it; 0 uses
 	// --default-watch-cache-size. Resources that change most (pods, every

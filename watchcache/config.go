@@ -155,7 +155,7 @@ func (c *Config) resolveSizes(table *registry.Table) (map[*registry.Resource]int
 	for _, res := range table.All() {
 		n, ok := named[res]
 		switch {
-		case !c.Enabled:
+		case !c.Enabled, res.NotCached:
 			n = 0
 		case ok:
 		case res.WatchCacheSize > 0:
@@ -173,7 +173,7 @@ func (c *Config) resolveSizes(table *registry.Table) (map[*registry.Resource]int
 // it ("widgets.example.com" or "widgets"), its own default, or the
 // default size; 0 with the cache disabled.
 func (c *Config) sizeFor(res *registry.Resource) int {
-	if !c.Enabled {
+	if !c.Enabled || res.NotCached {
 		return 0
 	}
 	for name, n := range c.Sizes {
