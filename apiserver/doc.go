@@ -100,10 +100,11 @@
 //   - A failed request changes nothing: every check on the request runs
 //     before the registry is called.
 //   - Every watch handler stops its registry watch before returning.
-//   - Shutdown never waits on a connection for its own sake: every watch
-//     derives its context from the server-wide stopping context, which
-//     Shutdown cancels first, and a connection that has not carried a
-//     request is closed at once; only requests in flight are waited for,
+//   - Shutdown never waits on a connection for its own sake: every
+//     long-running request (a watch, a CPU profile or trace) derives its
+//     context from the server-wide stopping context, which Shutdown
+//     cancels first, and a connection that has not carried a request is
+//     closed at once; only requests in flight are waited for,
 //     until the caller's deadline, after which every connection left is
 //     closed (shutdown.go). The server speaks HTTP/1.1 only (listen.go),
 //     so every stream is a connection net/http can see.

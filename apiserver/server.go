@@ -128,7 +128,7 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 	}
 	s.stopping, s.endWatches = context.WithCancel(context.Background())
 	if cfg.Profiling {
-		s.Handle(profilingPath, profilingHandler())
+		s.Handle(profilingPath, s.endsAtShutdown(profilingHandler()))
 	}
 	return s, nil
 }

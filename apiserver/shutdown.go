@@ -5,10 +5,12 @@ package apiserver
 // it goes. Two kinds of connection are never idle on their own:
 //
 //   - A connection with a long-running request on it: a watch streams
-//     until its timeoutSeconds, half an hour by default. Shutdown cancels
-//     the server-wide stopping context first, and every watch handler
-//     derives its context from it, so each stream ends (a complete chunked
-//     response) and stops its registry watch.
+//     until its timeoutSeconds, half an hour by default; a CPU profile or
+//     an execution trace (--profiling) runs for its seconds. Shutdown
+//     cancels the server-wide stopping context first, and these requests
+//     derive their context from it (untilShutdown), so each watch stream
+//     ends (a complete chunked response) and stops its registry watch, and
+//     a profile ends early with what it has.
 //   - A connection that has not yet carried a request: net/http counts it
 //     as busy until it has been quiet for 5 seconds, which is as long as
 //     minicp gives shutdown in all. Clients open such connections all the
@@ -80,6 +82,27 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) stopLongRunning() {
 	s.endWatches()
 	s.conns.closeUnused()
+}
+
+// untilShutdown returns a context that ends with parent or when the
+// server shuts down, whichever comes first: the context of a long-running
+// request.
+func (s *Server) untilShutdown(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(s.stopping, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// endsAtShutdown serves h with a request context from untilShutdown.
+func (s *Server) endsAtShutdown(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := s.untilShutdown(req.Context())
+		defer cancel()
+		h.ServeHTTP(w, req.WithContext(ctx))
+	})
 }
 
 // ignoreClosed drops the error of closing a listener already closed.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -71,4 +73,52 @@ func TestShutdownClosesConnectionsThatCarryNoRequest(t *testing.T) {
 // isConnReset reports whether err is a reset by the peer.
 func isConnReset(err error) bool {
 	return err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && strings.Contains(err.Error(), "connection reset")
+}
+
+// A CPU profile runs for its seconds; Shutdown ends it early, and the
+// client gets the profile taken so far.
+func TestShutdownEndsACPUProfileEarly(t *testing.T) {
+	cfg := NewConfig()
+	cfg.Port = 0
+	cfg.AnonymousAuth = true
+	s, err := New(cfg, testResources, newFakeStore(), nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	type answer struct {
+		code int
+		err  error
+	}
+	answered := make(chan answer, 1) // the profile request's result
+	go func() {
+		resp, err := http.Get(s.URL() + "/debug/pprof/profile?seconds=50")
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		answered <- answer{code: resp.StatusCode, err: err}
+	}()
+	// The runtime allows one CPU profile at a time: once ours cannot
+	// start, the request's is running.
+	testsupport.Eventually(t, 10*time.Second, "the CPU profile to start", func() bool {
+		if err := pprof.StartCPUProfile(io.Discard); err == nil {
+			pprof.StopCPUProfile()
+			return false
+		}
+		return true
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: got %v, want nil", err)
+	}
+	if a := <-answered; a.err != nil || a.code != http.StatusOK {
+		t.Errorf("the profile request: got %d (%v), want 200 with the profile so far", a.code, a.err)
+	}
 }

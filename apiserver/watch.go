@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,9 +50,8 @@ func (s *Server) watchObjects(w http.ResponseWriter, req *http.Request, info *re
 	}
 	// The watch ends with the request or with the server (shutdown.go),
 	// even while the registry is still setting it up.
-	ctx, cancel := context.WithCancel(req.Context())
+	ctx, cancel := s.untilShutdown(req.Context())
 	defer cancel()
-	defer context.AfterFunc(s.stopping, cancel)()
 	watcher, err := s.store.Watch(ctx, res, info.namespace, opts)
 	if err != nil {
 		return err
