@@ -47,6 +47,11 @@ type Config struct {
 	// (kube-controller-manager's and kube-apiserver's
 	// --enable-garbage-collector, default true).
 	EnableGarbageCollector bool
+	// GarbageCollectorResync is how often the garbage collector reads
+	// discovery again, to watch resources served since (custom resources)
+	// and stop watching those gone; 0 means 30 s, as upstream. Not a flag:
+	// tests shorten it.
+	GarbageCollectorResync time.Duration
 	// ServiceClusterIPRange is the CIDR Services' ClusterIPs come from
 	// (upstream --service-cluster-ip-range); its first address is the
 	// kubernetes Service's.

@@ -23,9 +23,10 @@ func (cp *ControlPlane) startGarbageCollector() error {
 		return nil
 	}
 	gc, err := garbagecollector.New(garbagecollector.Config{
-		REST:    withQPS(cp.clientConfig(), -1),
-		Metrics: cp.metrics,
-		Logger:  cp.logger.With("component", "garbage-collector"),
+		REST:         withQPS(cp.clientConfig(), -1),
+		ResyncPeriod: cp.cfg.GarbageCollectorResync,
+		Metrics:      cp.metrics,
+		Logger:       cp.logger.With("component", "garbage-collector"),
 		// Upstream's collector reports as "garbage-collector-controller".
 		Recorder: cp.recorder("garbage-collector-controller"),
 	})

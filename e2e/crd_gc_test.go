@@ -1,0 +1,74 @@
+package e2e
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	"minicp/controlplane"
+	"minicp/e2e/framework"
+)
+
+// The garbage collector follows resources that come and go: it starts
+// watching a custom resource once discovery serves it (and collects a
+// CronTab whose owner is gone), and stops once the CRD is deleted.
+func TestGarbageCollectorFollowsCustomResourcesThatComeAndGo(t *testing.T) {
+	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
+		c.GarbageCollectorResync = 200 * time.Millisecond
+	}})
+	ctx := framework.Context(t, time.Minute)
+	ext := clientset.NewForConfigOrDie(s.RESTConfig)
+	dyn := dynamic.NewForConfigOrDie(s.RESTConfig)
+	monitored := func() string {
+		resp, err := s.HTTP.Get(s.URL + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, "garbagecollector_controller_monitored_resources ") {
+				return strings.TrimPrefix(line, "garbagecollector_controller_monitored_resources ")
+			}
+		}
+		return ""
+	}
+	var before string
+	framework.Eventually(t, 10*time.Second, "the collector to watch the built-in resources", func() bool {
+		before = monitored()
+		return before != "" && before != "0"
+	})
+
+	installCRD(t, ctx, ext, crontabCRD())
+	owner, err := s.Clientset.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := crontab("dependent", "* * * * *")
+	dep.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}})
+	createWhenServed(t, ctx, dyn, dep)
+	framework.Eventually(t, 10*time.Second, "the collector to watch crontabs too", func() bool {
+		return monitored() != before
+	})
+	if err := s.Clientset.CoreV1().ConfigMaps("default").Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 10*time.Second, "the CronTab whose owner is gone to be collected", func() bool {
+		_, err := dyn.Resource(crontabsV1).Namespace("default").Get(ctx, "dependent", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+
+	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "crontabs.stable.example.com", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 10*time.Second, "the collector to stop watching crontabs", func() bool {
+		return monitored() == before
+	})
+}
