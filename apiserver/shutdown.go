@@ -133,25 +133,29 @@ func newConnStates() *connStates { return &connStates{unused: map[net.Conn]struc
 // once the headers of its first request have been read.
 func (c *connStates) track(conn net.Conn, state http.ConnState) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	closeNow := state == http.StateNew && c.closing
 	switch {
 	case state != http.StateNew:
 		delete(c.unused, conn)
-	case c.closing:
-		_ = conn.Close() // shutting down: nothing will be asked on it
-	default:
+	case !c.closing:
 		c.unused[conn] = struct{}{}
+	}
+	c.mu.Unlock()
+	if closeNow {
+		_ = conn.Close() // shutting down: nothing will be asked on it
 	}
 }
 
 // closeUnused closes every connection that has not carried a request, and
-// every one accepted from now on.
+// every one accepted from now on. The closes happen outside mu: closing a
+// TLS connection writes its close_notify alert.
 func (c *connStates) closeUnused() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closing = true
-	for conn := range c.unused {
+	unused := c.unused
+	c.unused = map[net.Conn]struct{}{}
+	c.mu.Unlock()
+	for conn := range unused {
 		_ = conn.Close() // net/http's connection goroutine sees the close and ends
-		delete(c.unused, conn)
 	}
 }
