@@ -178,6 +178,12 @@ func TestCustomResourcesFollowTheirSchema(t *testing.T) {
 		t.Errorf("causes = %v, want spec.size and spec.image", fields)
 	}
 
+	// metadata is checked as every kind's is: the name is a DNS subdomain.
+	_, err = widgets.Create(ctx, widgetObject(t, `{apiVersion: schema.example.com/v1, kind: Widget, metadata: {name: Not_A_Name}, spec: {}}`), metav1.CreateOptions{})
+	if msg := invalidFields(t, err)["metadata.name"]; !strings.Contains(msg, "RFC 1123 subdomain") {
+		t.Errorf("cause on metadata.name = %q", msg)
+	}
+
 	_, err = widgets.Create(ctx, widgetObject(t, `{apiVersion: schema.example.com/v1, kind: Widget, metadata: {name: c},
 	  spec: {minReplicas: 5, maxReplicas: 2}}`), metav1.CreateOptions{})
 	if msg := invalidFields(t, err)["spec"]; !strings.Contains(msg, "minReplicas must not exceed maxReplicas") {
