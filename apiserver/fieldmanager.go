@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -139,4 +140,32 @@ func managerName(fieldManager, userAgent string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// tooLargeWithManagedFields reports whether a write failed because the
+// object was too large to store: upstream then drops the managedFields
+// (which can be large) and tries once more, for every write but an apply
+// (whose managedFields are what it is about).
+func tooLargeWithManagedFields(err error) bool {
+	return apierrors.IsRequestEntityTooLargeError(err)
+}
+
+// withoutManagedFields wraps an update so that what it writes carries no
+// managedFields: the second try of a write that was too large.
+func withoutManagedFields(tryUpdate registry.UpdateFunc) registry.UpdateFunc {
+	return func(current runtime.Object) (runtime.Object, error) {
+		obj, err := tryUpdate(current)
+		if err != nil {
+			return nil, err
+		}
+		clearManagedFields(obj)
+		return obj, nil
+	}
+}
+
+// clearManagedFields removes obj's managedFields, when it has metadata.
+func clearManagedFields(obj runtime.Object) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
 }

@@ -74,6 +74,9 @@ func (s *Server) patchObject(w http.ResponseWriter, req *http.Request, info *req
 	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun, mechanism.apply)
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
+	if tooLargeWithManagedFields(err) && patchType != types.ApplyYAMLPatchType {
+		updated, created, err = s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, withoutManagedFields(tryUpdate))
+	}
 	endStorage()
 	if err != nil {
 		return err

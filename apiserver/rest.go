@@ -203,6 +203,10 @@ func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *re
 	}
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	created, err := s.store.Create(req.Context(), res, info.namespace, obj, registry.WriteOptions{DryRun: dryRun})
+	if tooLargeWithManagedFields(err) {
+		clearManagedFields(obj)
+		created, err = s.store.Create(req.Context(), res, info.namespace, obj, registry.WriteOptions{DryRun: dryRun})
+	}
 	endStorage()
 	if err != nil {
 		return err
@@ -255,6 +259,9 @@ func (s *Server) updateObject(w http.ResponseWriter, req *http.Request, info *re
 	})
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
+	if tooLargeWithManagedFields(err) {
+		updated, created, err = s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, withoutManagedFields(tryUpdate))
+	}
 	endStorage()
 	if err != nil {
 		return err
