@@ -221,8 +221,11 @@ func (a *Allocators) updateService(ctx context.Context, svc, old *corev1.Service
 		svc.Spec.HealthCheckNodePort = 0
 	}
 	var err error
-	if old.Spec.Type == corev1.ServiceTypeExternalName && svc.Spec.Type != corev1.ServiceTypeExternalName {
+	switch {
+	case old.Spec.Type == corev1.ServiceTypeExternalName && svc.Spec.Type != corev1.ServiceTypeExternalName:
 		err = al.allocateServiceIP(ctx, svc)
+	case svc.Spec.Type != corev1.ServiceTypeExternalName:
+		err = al.setIPFamilies(svc) // a policy or family changed by the update is checked too
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName && old.Spec.ClusterIP != "" && old.Spec.ClusterIP != corev1.ClusterIPNone {
 		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil

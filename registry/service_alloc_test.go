@@ -148,3 +148,25 @@ func TestServiceIPFamiliesFollowTheClustersOneRange(t *testing.T) {
 		}
 	}
 }
+
+// An update may not turn a Service dual-stack on a single-stack cluster.
+func TestServiceUpdateChecksIPFamilies(t *testing.T) {
+	ctx := context.Background()
+	a := testAllocators(t, "10.0.0.0/29", "30000-30003")
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	svc.Name = "s"
+	defaultService(svc)
+	if _, err := a.allocateService(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	updated := svc.DeepCopy()
+	require := corev1.IPFamilyPolicyRequireDualStack
+	updated.Spec.IPFamilyPolicy = &require
+	if _, _, err := a.updateService(ctx, updated, svc); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ipFamilyPolicy") {
+		t.Fatalf("RequireDualStack on update: got %v, want 422 on spec.ipFamilyPolicy", err)
+	}
+	same := svc.DeepCopy()
+	if _, _, err := a.updateService(ctx, same, svc); err != nil || same.Spec.IPFamilies[0] != corev1.IPv4Protocol {
+		t.Fatalf("an unchanged update: %v, families %v", err, same.Spec.IPFamilies)
+	}
+}
