@@ -19,17 +19,15 @@ import (
 // kubeconfig, renews their leases and reports what it did.
 func TestKubeletSimRegistersNodesAndReportsRenewals(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
-	var out bytes.Buffer
-	// 8 s leaves room for a steady state (registration, then one renewal
-	// interval, then a whole window) even when registration is slow.
-	args := []string{"--kubeconfig", s.Kubeconfig, "--data-dir", s.DataDir, "--nodes", "5", "--lease-duration", "4s",
-		"--report-interval", "500ms", "--duration", "8s"}
-	if err := run(context.Background(), args, &out); err != nil {
-		t.Fatalf("kubelet-sim: %v\n%s", err, out.String())
-	}
+	// It runs until its steady state (registration, then one renewal
+	// interval, then a whole window) has had a few windows: five report
+	// lines with every node registered, 2.5 s after registration.
+	out := runUntil(t, "five reports with every node registered", func(out string) bool {
+		return strings.Count(out, "registered 5/5") >= 5
+	}, "--kubeconfig", s.Kubeconfig, "--data-dir", s.DataDir, "--nodes", "5", "--lease-duration", "4s", "--report-interval", "500ms")
 	for _, want := range []string{"kubelet-sim: 5 nodes (sim-node-0..sim-node-4)", "registered 5/5", "summary: ", "steady state: ", "etcd in the steady state: "} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output does not contain %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not contain %q:\n%s", want, out)
 		}
 	}
 	nodes, err := s.Clientset.CoreV1().Nodes().List(framework.Context(t, 10*time.Second), metav1.ListOptions{})
@@ -79,23 +77,33 @@ func TestKubeletSimPlainHTTPKeepsTheToken(t *testing.T) {
 
 // runUntilRenewed runs kubelet-sim with args against s until the Lease of
 // sim-node-0 has been renewed seconds after its creation (renewals every
-// second with a 4 s lease; creationTimestamp has whole seconds), then
-// stops it and returns what it printed.
+// second with a 4 s lease; creationTimestamp has whole seconds).
 func runUntilRenewed(t *testing.T, s *framework.Stack, args ...string) string {
+	t.Helper()
+	ctx := framework.Context(t, 90*time.Second)
+	return runUntil(t, "sim-node-0's lease to be renewed", func(string) bool {
+		l, err := s.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, "sim-node-0", metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.Sub(l.CreationTimestamp.Time) >= 2*time.Second
+	}, args...)
+}
+
+// runUntil runs kubelet-sim with args until cond, polled with what it
+// has printed so far, holds; then it stops kubelet-sim (as Ctrl-C does)
+// and returns everything it printed, its summary included.
+func runUntil(t *testing.T, what string, cond func(out string) bool, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out testsupport.SyncBuffer
 	done := make(chan error, 1) // kubelet-sim's result, once ctx ends
 	go func() { done <- run(ctx, args, &out) }()
-	framework.Eventually(t, 60*time.Second, "sim-node-0's lease to be renewed", func() bool {
+	framework.Eventually(t, 60*time.Second, what, func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("kubelet-sim ended early: %v\n%s", err, out.String())
 		default:
 		}
-		l, err := s.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, "sim-node-0", metav1.GetOptions{})
-		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.Sub(l.CreationTimestamp.Time) >= 2*time.Second
+		return cond(out.String())
 	})
 	cancel()
 	if err := <-done; err != nil {
