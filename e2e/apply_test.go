@@ -13,6 +13,7 @@ import (
 	autoscalingv1ac "k8s.io/client-go/applyconfigurations/autoscaling/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"minicp/e2e/framework"
 	"minicp/registry"
@@ -82,11 +83,13 @@ func TestEveryWriteRecordsManagedFields(t *testing.T) {
 		}
 	}
 
-	// No fieldManager: the User-Agent's product, the test binary's name.
+	// No fieldManager: the User-Agent's product, the test binary's name
+	// ("e2e.test" under go test).
 	if cm, err = cms.Patch(ctx, "settings", types.MergePatchType, []byte(`{"data":{"anonymous":"1"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if e := entryOf(t, cm.ManagedFields, "e2e.test", metav1.ManagedFieldsOperationUpdate); !owns(e, "f:anonymous") {
+	binary, _, _ := strings.Cut(rest.DefaultKubernetesUserAgent(), "/")
+	if e := entryOf(t, cm.ManagedFields, binary, metav1.ManagedFieldsOperationUpdate); !owns(e, "f:anonymous") {
 		t.Errorf("User-Agent entry = %s, want f:anonymous", e.FieldsV1.Raw)
 	}
 
