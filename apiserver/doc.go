@@ -82,7 +82,10 @@
 // (discovery_live.go); OpenAPI after a change (openapi_custom.go). Custom
 // resources (Resource.TextOnly) are Unstructured objects, encoded as the
 // JSON or YAML serializer writes them, with their own apiVersion and kind;
-// protobuf is refused for them as upstream refuses it (textonly.go).
+// protobuf is refused for them as upstream refuses it (textonly.go). A
+// JSON LIST of them from the watch cache is written around each item's
+// kept encoding as a built-in kind's (list_shared.go): every served
+// version has a cache of its own, holding objects at that version.
 //
 // Discovery, OpenAPI, tables, health and metrics live in their own files
 // (discovery.go, openapi.go, table.go, health.go, metrics.go); server.go

@@ -34,15 +34,22 @@ const (
 	listItemTag = 2<<3 | 2
 )
 
-// sharedListEncodable reports whether a LIST in out can be written from a
-// SharedList.
-func sharedListEncodable(out output) bool {
+// sharedListEncodable reports whether a LIST of res in out can be written
+// from a SharedList: plain JSON, or protobuf for kinds that have it.
+//
+// Custom resources (TextOnly) qualify in JSON. Each served version has a
+// cache of its own, whose objects were decoded at that version (their
+// apiVersion is the version the LIST was made at), so the items' kept
+// encodings are already those of the requested version.
+func sharedListEncodable(out output, res *registry.Resource) bool {
 	if out.as != "" {
 		return false
 	}
 	switch out.info.MediaType {
-	case runtime.ContentTypeJSON, runtime.ContentTypeProtobuf:
+	case runtime.ContentTypeJSON:
 		return true
+	case runtime.ContentTypeProtobuf:
+		return !res.TextOnly
 	}
 	return false
 }
@@ -114,6 +121,8 @@ var (
 	jsonItemsOpen  = []byte(`"items":[`)
 	jsonItemsClose = []byte("]}\n")
 	jsonComma      = []byte(",")
+	// jsonUnstructuredItems is an empty UnstructuredList's items.
+	jsonUnstructuredItems = []byte(`"items":[]`)
 )
 
 // sharedListJSON is the list as the JSON serializer writes a typed list:
@@ -125,18 +134,12 @@ func sharedListJSON(res *registry.Resource, list *registry.SharedList) (listBody
 	if err != nil {
 		return nil, err
 	}
-	envelope, err := json.Marshal(empty)
+	head, tail, err := jsonEnvelope(res, empty)
 	if err != nil {
 		return nil, err
 	}
-	// A list kind's items field is last and never omitted: `"items":null}`
-	// for a list that was never given items.
-	head, found := bytes.CutSuffix(envelope, []byte(`"items":null}`))
-	if !found {
-		return nil, fmt.Errorf("the %s envelope does not end with its items: %s", res.ListKind, envelope)
-	}
 	body := make(listBody, 0, 2*len(list.Items)+3)
-	body = append(body, head, jsonItemsOpen)
+	body = append(body, head)
 	for i, item := range list.Items {
 		raw, err := itemBytes(item, jsonItemID, func(obj runtime.Object, w io.Writer) error {
 			raw, err := json.Marshal(obj)
@@ -153,7 +156,37 @@ func sharedListJSON(res *registry.Resource, list *registry.SharedList) (listBody
 		}
 		body = append(body, raw)
 	}
-	return append(body, jsonItemsClose), nil
+	return append(body, tail), nil
+}
+
+// jsonEnvelope is the JSON of the list empty without its items: what comes
+// before the first item (through `"items":[`) and after the last (from
+// `]`, with the serializer's closing newline).
+//
+// A typed list's items field is last and never omitted: `"items":null}`
+// for a list that was never given items. An UnstructuredList (custom
+// resources) is written as a map, keys sorted, with `"items":[]` among
+// them; a string value holding those bytes would have its quotes escaped,
+// so the first unescaped occurrence is the key.
+func jsonEnvelope(res *registry.Resource, empty runtime.Object) (head, tail []byte, err error) {
+	envelope, err := json.Marshal(empty)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := empty.(runtime.Unstructured); ok {
+		before, after, found := bytes.Cut(envelope, jsonUnstructuredItems)
+		if !found {
+			return nil, nil, fmt.Errorf("the %s envelope has no items: %s", res.ListKind, envelope)
+		}
+		head = append(before[:len(before):len(before)], jsonItemsOpen...)
+		tail = append(append([]byte("]"), after...), '\n')
+		return head, tail, nil
+	}
+	before, found := bytes.CutSuffix(envelope, []byte(`"items":null}`))
+	if !found {
+		return nil, nil, fmt.Errorf("the %s envelope does not end with its items: %s", res.ListKind, envelope)
+	}
+	return append(before[:len(before):len(before)], jsonItemsOpen...), jsonItemsClose, nil
 }
 
 // The identifiers of a list item's encodings in its CacheableObject: the
