@@ -21,8 +21,9 @@
 //     the verb (get, list, watch, create, update, patch, delete). Unknown
 //     paths are 404, known paths with the wrong method 405.
 //   - Negotiation (negotiate.go): the Accept header picks JSON, YAML or
-//     protobuf, or a transformed response (as=Table for kubectl get,
-//     as=PartialObjectMetadata for the metadata client); Content-Type picks
+//     protobuf, or a transformed response (as=Table for kubectl get, in
+//     JSON or YAML; as=PartialObjectMetadata for the metadata client, in
+//     protobuf too, which that client asks for first); Content-Type picks
 //     the body's decoder.
 //   - Writes (rest.go, decode.go, patch.go): the body is size-limited,
 //     decoded with fieldValidation's strictness (for a resource with a
@@ -82,7 +83,8 @@
 // (discovery_live.go); OpenAPI after a change (openapi_custom.go). Custom
 // resources (Resource.TextOnly) are Unstructured objects, encoded as the
 // JSON or YAML serializer writes them, with their own apiVersion and kind;
-// protobuf is refused for them as upstream refuses it (textonly.go). A
+// protobuf is refused for them as upstream refuses it, but for their
+// metadata alone (textonly.go). A
 // JSON LIST of them from the watch cache is written around each item's
 // kept encoding as a built-in kind's (list_shared.go): every served
 // version has a cache of its own, holding objects at that version.

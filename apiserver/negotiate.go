@@ -103,18 +103,19 @@ func negotiateOutput(req *http.Request, target responseTarget) (output, error) {
 }
 
 // acceptsTransform reports whether a clause asking for a transformed
-// response (as=...;g=meta.k8s.io;v=v1) can be served. Transformed
-// responses are text only: JSON or YAML.
+// response (as=...;g=meta.k8s.io;v=v1) can be served. Tables are text
+// only, JSON or YAML, as upstream serves them; object metadata also comes
+// in protobuf, which is what the metadata client asks for first (its
+// informers, the garbage collector's among them, then decode each watch
+// event from protobuf rather than JSON).
 func acceptsTransform(c acceptClause, as string, target responseTarget) bool {
 	if c.params["g"] != metav1.GroupName || c.params["v"] != "v1" {
 		return false
 	}
-	if c.mediaType != runtime.ContentTypeJSON && c.mediaType != runtime.ContentTypeYAML {
-		return false
-	}
+	text := c.mediaType == runtime.ContentTypeJSON || c.mediaType == runtime.ContentTypeYAML
 	switch as {
 	case asTable:
-		return true
+		return text
 	case asPartialObjectMetadata:
 		return target != targetList
 	case asPartialObjectMetadataList:

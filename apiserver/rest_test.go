@@ -240,6 +240,8 @@ func TestAcceptHeadersArePickedByQualityThenOrder(t *testing.T) {
 		{"application/json;as=Table;v=v1;g=meta.k8s.io, application/json", targetList, "application/json", "Table", false},
 		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json", targetList, "application/json", "", false},
 		{"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", targetList, "", "", true},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json", targetWatch, "application/vnd.kubernetes.protobuf", "PartialObjectMetadata", false},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", targetList, "application/vnd.kubernetes.protobuf", "PartialObjectMetadataList", false},
 		{"text/html", targetObject, "", "", true},
 		{"application/json;q=0", targetObject, "", "", true},
 	}

@@ -5,9 +5,13 @@ package apiserver
 // UnsupportedMediaType, a strategic merge patch too (it needs Go types),
 // and an Accept header is read without its protobuf clauses, so that a
 // client asking for protobuf or JSON gets JSON, and one asking for
-// protobuf alone gets 406 NotAcceptable.
+// protobuf alone gets 406 NotAcceptable. The object's metadata alone
+// (as=PartialObjectMetadata, what the metadata client asks for) is the
+// exception: it is a built-in type, served in protobuf as upstream serves
+// it for custom resources too.
 
 import (
+	"mime"
 	"net/http"
 	"strings"
 
@@ -43,7 +47,7 @@ func textOnly(req *http.Request, info *requestInfo, res *registry.Resource) (*ht
 	}
 	var kept []string
 	for _, clause := range strings.Split(accept, ",") {
-		if !strings.Contains(clause, runtime.ContentTypeProtobuf) {
+		if !strings.Contains(clause, runtime.ContentTypeProtobuf) || asObjectMetadata(clause) {
 			kept = append(kept, clause)
 		}
 	}
@@ -53,4 +57,11 @@ func textOnly(req *http.Request, info *requestInfo, res *registry.Resource) (*ht
 	req = req.Clone(req.Context())
 	req.Header.Set("Accept", strings.Join(kept, ","))
 	return req, nil
+}
+
+// asObjectMetadata reports whether an Accept clause asks for object
+// metadata only (as=PartialObjectMetadata or PartialObjectMetadataList).
+func asObjectMetadata(clause string) bool {
+	_, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+	return err == nil && (params["as"] == asPartialObjectMetadata || params["as"] == asPartialObjectMetadataList)
 }
