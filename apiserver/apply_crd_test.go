@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"minicp/crd"
+	"minicp/internal/testsupport"
+	"minicp/registry"
 )
 
 // widgetsCRD has status and scale subresources and a list merged by key.
@@ -57,15 +57,18 @@ const widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
 
 func startWithWidgets(t *testing.T) *testServer {
 	t.Helper()
-	def := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict([]byte(widgetsCRD), def); err != nil {
-		t.Fatal(err)
-	}
-	widgets, err := crd.ServedResources(def)
+	return startWithResources(t, servedResourcesOf(t, widgetsCRD))
+}
+
+// servedResourcesOf decodes a CRD written in YAML and returns the
+// descriptors of its served versions.
+func servedResourcesOf(t *testing.T, manifest string) []*registry.Resource {
+	t.Helper()
+	resources, err := crd.ServedResources(testsupport.DecodeCRD(t, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startWithResources(t, widgets)
+	return resources
 }
 
 // widget decodes a Widget response.

@@ -6,14 +6,11 @@ import (
 	"testing"
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/util/proto"
-	"sigs.k8s.io/yaml"
 
-	"minicp/crd"
 	"minicp/registry"
 )
 
@@ -45,15 +42,7 @@ spec:
 // gadgetResources are the descriptors of gadgetsCRD's versions.
 func gadgetResources(t *testing.T) []*registry.Resource {
 	t.Helper()
-	def := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict([]byte(gadgetsCRD), def); err != nil {
-		t.Fatal(err)
-	}
-	gadgets, err := crd.ServedResources(def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gadgets
+	return servedResourcesOf(t, gadgetsCRD)
 }
 
 func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {

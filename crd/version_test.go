@@ -6,6 +6,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"minicp/internal/testsupport"
 )
 
 // widgetsCRD is the CRD the unit tests use: one namespaced version with
@@ -72,11 +74,7 @@ spec:
 // testCRD decodes widgetsCRD.
 func testCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict([]byte(widgetsCRD), crd); err != nil {
-		t.Fatalf("decoding the test CRD: %v", err)
-	}
-	return crd
+	return testsupport.DecodeCRD(t, widgetsCRD)
 }
 
 // testVersion compiles version v1 of widgetsCRD.

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"minicp/e2e/framework"
+	"minicp/internal/testsupport"
 )
 
 // widgetsCRD has a schema with every rule the schema code applies: an
@@ -96,11 +97,7 @@ func (w *warningRecorder) all() []string {
 func installWidgets(t *testing.T, s *framework.Stack, warnings *warningRecorder) dynamic.NamespaceableResourceInterface {
 	t.Helper()
 	ctx := framework.Context(t, 30*time.Second)
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict([]byte(widgetsCRD), crd); err != nil {
-		t.Fatal(err)
-	}
-	installCRD(t, ctx, clientset.NewForConfigOrDie(s.RESTConfig), crd)
+	installCRD(t, ctx, clientset.NewForConfigOrDie(s.RESTConfig), testsupport.DecodeCRD(t, widgetsCRD))
 	cfg := rest.CopyConfig(s.RESTConfig)
 	if warnings != nil {
 		cfg.WarningHandler = warnings
