@@ -36,8 +36,10 @@
 //     patch and apply records its manager (fieldManager, else the
 //     User-Agent's product) in metadata.managedFields with apimachinery's
 //     field manager, inside that loop and before admission and the
-//     strategy; server-side apply (application/apply-patch+yaml) merges
-//     an applied configuration by those entries, answers 409 Conflict
+//     strategy (one field manager per descriptor and subresource, built
+//     on its first write and kept with the descriptor); server-side apply
+//     (application/apply-patch+yaml) merges an applied configuration by
+//     those entries, answers 409 Conflict
 //     naming the managers of the fields it would take (unless force), and
 //     creates a missing object. Writes through status and scale record
 //     their subresource; a Scale's entries map onto the object's

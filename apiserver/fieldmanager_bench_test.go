@@ -2,8 +2,10 @@ package apiserver
 
 import (
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,9 +16,9 @@ import (
 )
 
 // BenchmarkRecordCreate is what managedFields add to a create inside the
-// apiserver: building the resource's field manager and recording the
-// creator's entry, for a ConfigMap and a Deployment as the e2e create
-// benchmark writes them.
+// apiserver: finding the resource's field manager (fieldManagerFor, as a
+// create does) and recording the creator's entry, for a ConfigMap and a
+// Deployment as the e2e create benchmark writes them.
 //
 //	go test -run XXX -bench BenchmarkRecordCreate -benchmem ./apiserver/
 func BenchmarkRecordCreate(b *testing.B) {
@@ -50,7 +52,7 @@ func BenchmarkRecordCreate(b *testing.B) {
 		b.Run(res.Name, func(b *testing.B) {
 			builtinTypeConverter() // parsed once per process, not per create
 			for b.Loop() {
-				fm, err := newFieldManager(res, "")
+				fm, err := fieldManagerFor(res, "")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -60,5 +62,46 @@ func BenchmarkRecordCreate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRecordLeaseRenewal is what managedFields add to a Node Lease
+// renewal inside the apiserver, the write a cluster makes most (one per
+// node every 10 s): finding the field manager of leases and recording the
+// kubelet's update of spec.renewTime against the stored Lease, which
+// already carries the kubelet's entry from its create. Each iteration
+// copies the stored Lease and moves renewTime, as the kubelet sends it.
+//
+//	go test -run XXX -bench BenchmarkRecordLeaseRenewal -benchmem ./apiserver/
+func BenchmarkRecordLeaseRenewal(b *testing.B) {
+	res, ok := registry.NewBuiltinTable().Lookup(schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"})
+	if !ok {
+		b.Fatal("no leases")
+	}
+	holder, duration := "node-1", int32(40)
+	renewed := metav1.NewMicroTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	created := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Namespace: "kube-node-lease",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-1", UID: "3f0c"}}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &renewed},
+	}
+	builtinTypeConverter() // parsed once per process, not per renewal
+	fm, err := fieldManagerFor(res, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	stored := fm.UpdateNoErrors(emptyObject(res), created, "kubelet").(*coordinationv1.Lease)
+	for b.Loop() {
+		fm, err := fieldManagerFor(res, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		lease := stored.DeepCopy()
+		next := metav1.NewMicroTime(lease.Spec.RenewTime.Add(10 * time.Second))
+		lease.Spec.RenewTime = &next
+		obj := fm.UpdateNoErrors(stored, lease, "kubelet")
+		if entries := obj.(metav1.Object).GetManagedFields(); len(entries) != 1 || entries[0].Manager != "kubelet" {
+			b.Fatalf("managedFields = %+v, want the kubelet's one entry", entries)
+		}
 	}
 }

@@ -1,10 +1,13 @@
 package apiserver
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -81,7 +84,7 @@ func TestScaleWritesRecordManagedFields(t *testing.T) {
 		t.Fatal("no deployments")
 	}
 	scaleRes := scaleResource(deployments)
-	fm, err := newFieldManager(scaleRes, "scale")
+	fm, err := newFieldManager(deployments, "scale")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,5 +96,70 @@ func TestScaleWritesRecordManagedFields(t *testing.T) {
 	entries := got.(metav1.Object).GetManagedFields()
 	if len(entries) != 1 || entries[0].Subresource != "scale" || !strings.Contains(string(entries[0].FieldsV1.Raw), `"f:replicas"`) {
 		t.Errorf("managedFields = %+v, want scaler owning spec.replicas through scale", entries)
+	}
+}
+
+// A write finds the field manager its descriptor keeps for the
+// subresource: the same one every time, another for another subresource,
+// and a new one for a new descriptor of the same kind (a changed custom
+// resource gets a new descriptor, so new field managers).
+func TestEachDescriptorKeepsOneFieldManagerPerSubresource(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	deployments, _ := registry.NewBuiltinTable().Lookup(gvr)
+	get := func(res *registry.Resource, subresource string) *managedfields.FieldManager {
+		t.Helper()
+		fm, err := fieldManagerFor(res, subresource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fm
+	}
+	main := get(deployments, "")
+	if get(deployments, "") != main {
+		t.Error("a second write built another field manager for the object")
+	}
+	if status, scale := get(deployments, "status"), get(deployments, "scale"); status == main || scale == main || status == scale {
+		t.Error("the object, status and scale share a field manager")
+	}
+	again, _ := registry.NewBuiltinTable().Lookup(gvr)
+	if get(again, "") == main {
+		t.Error("a new descriptor of the same kind got the old descriptor's field manager")
+	}
+}
+
+// Concurrent writes share one field manager (upstream's handlers share
+// theirs too): run with -race, each write records its own manager and
+// fields and nothing else.
+func TestConcurrentWritesShareAFieldManager(t *testing.T) {
+	configMaps, _ := registry.NewBuiltinTable().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 20 {
+				fm, err := fieldManagerFor(configMaps, "")
+				if err != nil {
+					errs <- err
+					return
+				}
+				manager, key := fmt.Sprintf("writer-%d", i), fmt.Sprintf("k%d", j)
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{key: "v"}}
+				got, err := fm.Update(emptyObject(configMaps), cm, manager)
+				if err != nil {
+					errs <- err
+					return
+				}
+				entries := got.(metav1.Object).GetManagedFields()
+				if len(entries) != 1 || entries[0].Manager != manager || !strings.Contains(string(entries[0].FieldsV1.Raw), `"f:`+key+`"`) {
+					errs <- fmt.Errorf("%s writing %s: managedFields = %+v", manager, key, entries)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -115,7 +115,7 @@ func (s *Server) scaleUpdate(req *http.Request, info *requestInfo, res, scaleRes
 	if err != nil {
 		return nil, err
 	}
-	fm, err := fieldManagerFor(scaleRes, "scale")
+	fm, err := fieldManagerFor(res, "scale")
 	if err != nil {
 		return nil, err
 	}

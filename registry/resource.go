@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,12 @@ import (
 //
 // A Resource is immutable once it is in a Table: build it, hand it to
 // NewTable, and never change it afterwards (every request reads it without
-// a lock).
+// a lock). The one thing it keeps besides its description is what the
+// apiserver derives from it once and reuses on every write, its field
+// managers (FieldManager): a cache safe for concurrent use, which goes
+// away with the descriptor when a changed custom resource replaces it.
+// Build each Resource in place (&Resource{...}) and pass it by pointer:
+// a copy would share that cache, and go vet refuses one.
 //
 // Fields are grouped by who reads them:
 //
@@ -175,6 +181,12 @@ type Resource struct {
 	// New and NewList return empty objects of the resource's Go types.
 	New     func() runtime.Object
 	NewList func() runtime.Object
+
+	// fieldManagers holds the field managers built for this descriptor,
+	// one per subresource ("" for the object itself): subresource ->
+	// *managedfields.FieldManager. Filled lazily by FieldManager, read
+	// and written by concurrent requests; sync.Map needs no lock of ours.
+	fieldManagers sync.Map
 }
 
 // TTLPolicy says how a resource's keys are bound to etcd leases.
@@ -243,6 +255,34 @@ func (r *Resource) HasSubresource(name string) bool { return contains(r.Subresou
 
 // NeedsContainer reports whether name is one of ContainerSubresources.
 func (r *Resource) NeedsContainer(name string) bool { return contains(r.ContainerSubresources, name) }
+
+// FieldManager returns the field manager of the resource's writes through
+// subresource ("" for the object itself), calling build the first time it
+// is asked for and keeping what build returns for the descriptor's life,
+// so that a write does not build one. The registry never runs field
+// managers; the apiserver builds them (their type converter, reset fields
+// and object conversions are its business) and keeps them here, beside
+// the descriptor they are derived from, because a descriptor never
+// changes: a custom resource whose CRD changes gets a new descriptor and
+// so new field managers, and the old ones go with the old descriptor.
+//
+// A managedfields.FieldManager is safe for concurrent use: it holds only
+// what it was built with and keeps no state between calls, and upstream's
+// kube-apiserver likewise builds one per resource handler and shares it
+// among all its requests. Two requests that find none at the same time
+// may both call build; the first to store its result wins and both use
+// that one. A build that fails is not kept: the next write tries again.
+func (r *Resource) FieldManager(subresource string, build func() (*managedfields.FieldManager, error)) (*managedfields.FieldManager, error) {
+	if fm, ok := r.fieldManagers.Load(subresource); ok {
+		return fm.(*managedfields.FieldManager), nil
+	}
+	fm, err := build()
+	if err != nil {
+		return nil, err
+	}
+	kept, _ := r.fieldManagers.LoadOrStore(subresource, fm)
+	return kept.(*managedfields.FieldManager), nil
+}
 
 // strategy returns the resource's rules, DefaultStrategy when it has none.
 func (r *Resource) strategy() *Strategy {

@@ -37,12 +37,13 @@ func TestResourcesAddedToTheTableAreCachedAndRemovedOnesAreNot(t *testing.T) {
 	// A second resource over config maps' objects, as a custom resource's
 	// second version is a second resource over the same keys.
 	cms, _ := table.Parse("configmaps")
-	extra := *cms
-	extra.Name, extra.SingularName = "settings", "setting"
-	if err := table.Change(nil, []*registry.Resource{&extra}); err != nil {
+	extra := &registry.Resource{GroupVersion: cms.GroupVersion, Name: "settings", SingularName: "setting",
+		Kind: cms.Kind, ListKind: cms.ListKind, Namespaced: cms.Namespaced, Prefix: cms.Prefix,
+		New: cms.New, NewList: cms.NewList}
+	if err := table.Change(nil, []*registry.Resource{extra}); err != nil {
 		t.Fatal(err)
 	}
-	rc := cache.cacheFor(&extra)
+	rc := cache.cacheFor(extra)
 	if rc == nil {
 		t.Fatal("no cache for the resource added to the table")
 	}
@@ -50,10 +51,10 @@ func TestResourcesAddedToTheTableAreCachedAndRemovedOnesAreNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}
-	if _, err := cache.Create(ctx, &extra, "default", cm, registry.WriteOptions{}); err != nil {
+	if _, err := cache.Create(ctx, extra, "default", cm, registry.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := cache.Watch(ctx, &extra, "", registry.ListOptions{ResourceVersion: "0"})
+	w, err := cache.Watch(ctx, extra, "", registry.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +62,10 @@ func TestResourcesAddedToTheTableAreCachedAndRemovedOnesAreNot(t *testing.T) {
 		t.Fatalf("first event %v, want config map a", ev)
 	}
 
-	if err := table.Change([]*registry.Resource{&extra}, nil); err != nil {
+	if err := table.Change([]*registry.Resource{extra}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if cache.cacheFor(&extra) != nil {
+	if cache.cacheFor(extra) != nil {
 		t.Fatal("the removed resource still has a cache")
 	}
 	testsupport.Eventually(t, 10*time.Second, "the removed resource's watch to end", func() bool {
@@ -76,7 +77,7 @@ func TestResourcesAddedToTheTableAreCachedAndRemovedOnesAreNot(t *testing.T) {
 		}
 	})
 	// Still answered, from etcd.
-	if _, err := cache.Get(ctx, &extra, "default", "a", registry.GetOptions{}); err != nil {
+	if _, err := cache.Get(ctx, extra, "default", "a", registry.GetOptions{}); err != nil {
 		t.Fatalf("GET of a removed resource's object: %v, want it read from etcd", err)
 	}
 }
