@@ -88,6 +88,7 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 	if store == nil || table == nil {
 		return nil, errors.New("apiserver: a registry and its resource table are required")
 	}
+	WarmUp() // the type converter of the first write (fieldmanager.go)
 	if ready == nil {
 		ready = func(context.Context) error { return nil }
 	}

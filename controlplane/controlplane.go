@@ -72,6 +72,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The first write's type converter is parsed while etcd elects its
+	// leader, in a goroutine of its own, rather than on that write.
+	apiserver.WarmUp()
 	if cfg.Logger == nil {
 		cfg.Logger = newLogger(os.Stderr, cfg.APIServer.Verbosity)
 	}
