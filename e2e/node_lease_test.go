@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +114,10 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 	s := nodeStack(t, grace, false)
 	agent := startAgent(t, s, 1, "worker-", 4*time.Second) // renewed every second
 	_, _ = waitReady(t, s, "worker-0", corev1.ConditionTrue, 10*time.Second)
+	managersBefore := managersOf(getNodeE2E(t, s, "worker-0"))
+	if len(managersBefore) == 0 {
+		t.Fatal("the registered node has no managedFields")
+	}
 
 	agent.Stop()
 	last := lastHeartbeat(t, s, "worker-0")
@@ -133,6 +138,19 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 		keys := taintKeys(getNodeE2E(t, s, "worker-0"))
 		return keys["node.kubernetes.io/unreachable:NoSchedule"] && keys["node.kubernetes.io/unreachable:NoExecute"]
 	})
+	// The controller writes the taints back from its informer's copy,
+	// which has no managedFields (trimmed, as kube-controller-manager
+	// trims them): the stored entries are kept, and the taints get one.
+	tainted := getNodeE2E(t, s, "worker-0")
+	managersAfter := managersOf(tainted)
+	for m := range managersBefore {
+		if !managersAfter[m] {
+			t.Errorf("manager %q lost its managedFields entry when the controller tainted the node: %v", m, managersAfter)
+		}
+	}
+	if !ownsField(tainted, "f:taints") {
+		t.Errorf("no managedFields entry owns the taints: %+v", tainted.ManagedFields)
+	}
 
 	startAgent(t, s, 1, "worker-", 4*time.Second)
 	_, _ = waitReady(t, s, "worker-0", corev1.ConditionTrue, 10*time.Second)
@@ -343,4 +361,24 @@ func settledGoroutines() int {
 		}
 	}
 	return n
+}
+
+// managersOf names the managers in obj's managedFields.
+func managersOf(node *corev1.Node) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range node.ManagedFields {
+		out[e.Manager] = true
+	}
+	return out
+}
+
+// ownsField reports whether some managedFields entry of node names field
+// (in the FieldsV1 form, e.g. "f:taints").
+func ownsField(node *corev1.Node, field string) bool {
+	for _, e := range node.ManagedFields {
+		if e.FieldsV1 != nil && strings.Contains(string(e.FieldsV1.Raw), `"`+field+`"`) {
+			return true
+		}
+	}
+	return false
 }

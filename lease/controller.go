@@ -18,6 +18,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"minicp/internal/trim"
 )
 
 // Controller is the node lifecycle controller: it marks nodes that stopped
@@ -77,7 +79,8 @@ func NewController(cfg ControllerConfig, client kubernetes.Interface) (*Controll
 	}
 	// One factory: Leases from kube-node-lease only; Nodes are
 	// cluster-scoped and unaffected by the namespace.
-	c.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(NodeLeaseNamespace))
+	c.factory = informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(NodeLeaseNamespace), informers.WithTransform(trim.ManagedFields))
 	c.nodes = c.factory.Core().V1().Nodes().Lister()
 	c.leases = c.factory.Coordination().V1().Leases().Lister().Leases(NodeLeaseNamespace)
 	return c, nil

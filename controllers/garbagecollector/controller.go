@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+
+	"minicp/internal/trim"
 )
 
 // DefaultWorkers is how many objects are looked at at once
@@ -179,7 +181,11 @@ func (c *Controller) syncResources(ctx context.Context, monitors *monitors) bool
 			continue
 		}
 		informer := metadatainformer.NewFilteredMetadataInformer(c.metadata, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-		if _, err := informer.AddEventHandler(c.handlers(gvr)); err != nil {
+		err := informer.SetTransform(trim.ManagedFields) // fails only on a started informer
+		if err == nil {
+			_, err = informer.AddEventHandler(c.handlers(gvr))
+		}
+		if err != nil {
 			c.metrics.syncErrors.Inc()
 			c.log.Warn("garbage collector: cannot watch", "resource", gvr.String(), "err", err)
 			continue

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
+
+	"minicp/internal/trim"
 )
 
 // DefaultWorkers is how many namespaces are swept at once.
@@ -62,7 +64,7 @@ func New(cfg *rest.Config, log *slog.Logger) (*Controller, error) {
 // goroutines until ctx ends; it returns once they have all stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer c.queue.ShutDown()
-	factory := informers.NewSharedInformerFactory(c.client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithTransform(trim.ManagedFields))
 	informer := factory.Core().V1().Namespaces().Informer()
 	enqueue := func(obj any) {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {

@@ -1,0 +1,23 @@
+// Package trim holds what minicp's controllers do to every object their
+// informers receive before caching it, as kube-controller-manager does to
+// its informers' objects: drop metadata.managedFields. No controller reads
+// them, and they are often the largest part of an object's metadata (a
+// Lease's entry is about as large as the rest of it), so keeping them
+// would cost every controller's cache memory for nothing.
+//
+// A controller that writes back an object from its cache sends no
+// managedFields; the apiserver then keeps the stored ones, as upstream's
+// field manager does for a request without them.
+package trim
+
+import "k8s.io/apimachinery/pkg/api/meta"
+
+// ManagedFields drops obj's managedFields; it is a cache.TransformFunc
+// (informers.WithTransform, SharedIndexInformer.SetTransform). Objects
+// without metadata (a tombstone) pass unchanged.
+func ManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
