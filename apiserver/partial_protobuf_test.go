@@ -59,27 +59,44 @@ func TestPartialObjectMetadataComesInProtobufWhenAskedFirst(t *testing.T) {
 	}
 
 	// client-go's metadata client, which sends that Accept header.
+	w := listThenWatchMetadata(t, ts, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "p")
+	if _, err := ts.clientset(t).CoreV1().Pods("default").Create(ctx, testPod("q"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	expectMetadataEvent(t, w, watch.Added, "q")
+}
+
+// listThenWatchMetadata lists gvr's objects in namespace default with
+// client-go's metadata client, expecting only one named name, and
+// watches from that list; the watch stops with the test.
+func listThenWatchMetadata(t *testing.T, ts *testServer, gvr schema.GroupVersionResource, name string) watch.Interface {
+	t.Helper()
+	ctx := testContext(t)
 	md, err := metadata.NewForConfig(&rest.Config{Host: ts.http.URL, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := md.Resource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace("default")
-	got, err := pods.List(ctx, metav1.ListOptions{})
-	if err != nil || len(got.Items) != 1 || got.Items[0].Name != "p" {
-		t.Fatalf("metadata List: %v %v", got, err)
+	objects := md.Resource(gvr).Namespace("default")
+	list, err := objects.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != name {
+		t.Fatalf("metadata List: %v %v, want only %s", list, err, name)
 	}
-	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: got.ResourceVersion})
+	w, err := objects.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		t.Fatalf("metadata Watch: %v", err)
 	}
-	defer w.Stop()
-	if _, err := ts.clientset(t).CoreV1().Pods("default").Create(ctx, testPod("q"), metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create: %v", err)
-	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// expectMetadataEvent waits for w's next event and checks that it is an
+// event of type about name's PartialObjectMetadata.
+func expectMetadataEvent(t *testing.T, w watch.Interface, want watch.EventType, name string) {
+	t.Helper()
 	select {
 	case ev := <-w.ResultChan():
-		if m, ok := ev.Object.(*metav1.PartialObjectMetadata); ev.Type != watch.Added || !ok || m.Name != "q" {
-			t.Errorf("got %s %#v, want ADDED q as PartialObjectMetadata", ev.Type, ev.Object)
+		if m, ok := ev.Object.(*metav1.PartialObjectMetadata); ev.Type != want || !ok || m.Name != name {
+			t.Errorf("got %s %#v, want %s %s as PartialObjectMetadata", ev.Type, ev.Object, want, name)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no watch event in 10s")
@@ -92,7 +109,6 @@ func TestPartialObjectMetadataComesInProtobufWhenAskedFirst(t *testing.T) {
 // 406.
 func TestCustomResourceMetadataComesInProtobuf(t *testing.T) {
 	ts := startWithWidgets(t)
-	ctx := testContext(t)
 	if r := ts.do(t, "POST", widgetsPath, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`, "Content-Type: application/json"); r.code != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.code, r.body)
 	}
@@ -103,29 +119,9 @@ func TestCustomResourceMetadataComesInProtobuf(t *testing.T) {
 	if r := ts.do(t, "GET", widgetsPath, "", "Accept: application/vnd.kubernetes.protobuf"); r.code != http.StatusNotAcceptable {
 		t.Errorf("widgets in protobuf: got %d, want 406", r.code)
 	}
-	md, err := metadata.NewForConfig(&rest.Config{Host: ts.http.URL, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	widgets := md.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
-	list, err := widgets.List(ctx, metav1.ListOptions{})
-	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "w" {
-		t.Fatalf("metadata List: %v %v", list, err)
-	}
-	w, err := widgets.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		t.Fatalf("metadata Watch: %v", err)
-	}
-	defer w.Stop()
+	w := listThenWatchMetadata(t, ts, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, "w")
 	if r := ts.do(t, "DELETE", widgetsPath+"/w", ""); r.code != http.StatusOK {
 		t.Fatalf("delete: %d %s", r.code, r.body)
 	}
-	select {
-	case ev := <-w.ResultChan():
-		if m, ok := ev.Object.(*metav1.PartialObjectMetadata); ev.Type != watch.Deleted || !ok || m.Name != "w" {
-			t.Errorf("got %s %#v, want DELETED w as PartialObjectMetadata", ev.Type, ev.Object)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no watch event in 10s")
-	}
+	expectMetadataEvent(t, w, watch.Deleted, "w")
 }
