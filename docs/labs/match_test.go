@@ -10,7 +10,9 @@ import (
 // not by the numbers that change from run to run.
 //
 //   - every number (digits, with . or , inside) matches any number, so
-//     revisions, sizes, durations, ports and timestamps may differ;
+//     revisions, sizes, durations, ports and timestamps may differ; so
+//     does a timestamp's day of the week and month ("Tue, 01 Dec 2026"
+//     matches "Wed, 02 Dec 2026" and "Fri, 01 Jan 2027");
 //   - a UUID matches any UUID, a two-digit hex byte any hex byte, a hex id
 //     (an etcd lease or member) any hex id, and a long base64 token (a
 //     continue token) any such token;
@@ -31,6 +33,10 @@ var (
 	hexIDRE    = regexp.MustCompile(`^[0-9a-f]{8,}\b`)
 	base64RE   = regexp.MustCompile(`^[A-Za-z0-9+/_=-]{24,}`)
 	spaceRE    = regexp.MustCompile(`^\s+`)
+	// Day and month names as timestamps write them (kubectl describe's
+	// RFC 1123 dates); a name only when a word of its own.
+	dayNameRE   = regexp.MustCompile(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b`)
+	monthNameRE = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b`)
 )
 
 type tokenKind int
@@ -71,6 +77,10 @@ func tokenize(line string, exact bool) []token {
 			t = token{text: hexIDRE.FindString(s), kind: tokenValue, pattern: `[0-9a-f]{8,}`}
 		case atWordStart && hexRE.MatchString(s) && strings.ContainsAny(s[:2], "0123456789") && strings.ContainsAny(s[:2], "abcdef"):
 			t = token{text: s[:2], kind: tokenValue, pattern: `[0-9a-f]{2}`}
+		case atWordStart && dayNameRE.MatchString(s) && !exact:
+			t = token{text: dayNameRE.FindString(s), kind: tokenValue, pattern: `(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)`}
+		case atWordStart && monthNameRE.MatchString(s) && !exact:
+			t = token{text: monthNameRE.FindString(s), kind: tokenValue, pattern: `(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)`}
 		case durationRE.MatchString(s) && !exact:
 			t = token{text: durationRE.FindString(s), kind: tokenValue, pattern: `(?:[0-9]+(?:\.[0-9]+)?(?:ns|µs|us|ms|h|m|s))+`}
 		case numberRE.MatchString(s) && exact:
@@ -293,6 +303,9 @@ func TestMatchingIgnoresNumbersButNotWords(t *testing.T) {
 		{"etcd lease and member ids", "64eca228fef85011 40s minicp-etcd-1 (5f1cac0d9172e4ec)", "7990a228ffe3ed12 40s minicp-etcd-1 (d1dbf23015f57990)", false, true},
 		{"floats as Prometheus prints them", "size 1.232896e+06", "size 851968", false, true},
 		{"durations in any unit", "ready in 612ms, renewed every 10s", "ready in 1.24s, renewed every 1m0s", false, true},
+		{"dates on another day", "Ready Unknown Tue, 01 Dec 2026 18:53:18 +0000", "Ready Unknown Fri, 01 Jan 2027 00:23:38 +0000", false, true},
+		{"a day name inside a word is a word", "Monday Tuesday", "Friday Tuesday", false, false},
+		{"a day name is not any word", "Tue, 01 Dec", "Now, 01 Dec", false, false},
 	}
 	for _, c := range cases {
 		if got := matches(c.want, c.got, c.contains, false); got != c.same {
