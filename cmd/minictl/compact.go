@@ -90,10 +90,10 @@ func etcdDefrag(ctx context.Context, client *clientv3.Client, out io.Writer) err
 }
 
 // printDBSizes prints every member's database size and the part of it in
-// use, then hint.
+// use, once that part has settled, then hint.
 func printDBSizes(ctx context.Context, client *clientv3.Client, out io.Writer, hint string) error {
 	for _, ep := range client.Endpoints() {
-		st, err := client.Status(ctx, ep)
+		st, err := settledStatus(ctx, client, ep)
 		if err != nil {
 			return fmt.Errorf("etcd member %s: %w", ep, err)
 		}
@@ -101,6 +101,43 @@ func printDBSizes(ctx context.Context, client *clientv3.Client, out io.Writer, h
 	}
 	fmt.Fprintln(out, hint)
 	return nil
+}
+
+// Compaction's freed pages show in a member's "in use" size only once its
+// backend has committed the last deletions (it commits every 100 ms) and
+// no read transaction still holds the pages; until then Status reports
+// the size from before. settledStatus reads Status every statusSettleEvery
+// until the size in use is the same statusSettleReads times in a row, for
+// at most statusSettleWithin, and returns the last reading.
+const (
+	statusSettleEvery  = 150 * time.Millisecond
+	statusSettleReads  = 3
+	statusSettleWithin = 3 * time.Second
+)
+
+func settledStatus(ctx context.Context, client *clientv3.Client, ep string) (*clientv3.StatusResponse, error) {
+	deadline := time.Now().Add(statusSettleWithin)
+	var last *clientv3.StatusResponse
+	for same := 0; ; {
+		st, err := client.Status(ctx, ep)
+		if err != nil {
+			return nil, err
+		}
+		if last != nil && st.DbSizeInUse == last.DbSizeInUse {
+			same++
+		} else {
+			same = 1
+		}
+		last = st
+		if same >= statusSettleReads || time.Now().After(deadline) {
+			return last, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(statusSettleEvery):
+		}
+	}
 }
 
 // bytesString prints a size the way etcd's logs do: "2.1 MB".
