@@ -20,7 +20,6 @@ package apiserver
 
 import (
 	"fmt"
-	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -147,11 +146,6 @@ func emptyObject(res *registry.Resource) runtime.Object {
 // applyCBORUnsupported answers application/apply-patch+cbor, which
 // upstream serves only behind an alpha feature gate.
 func applyCBORUnsupported() error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   http.StatusUnsupportedMediaType,
-		Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: "server-side apply in CBOR (" + string(types.ApplyCBORPatchType) + ") is not served (upstream serves it only behind an alpha feature gate); " +
-			"send the same configuration as " + string(types.ApplyYAMLPatchType),
-	}}
+	return unsupportedMediaTypeWith("server-side apply in CBOR (" + string(types.ApplyCBORPatchType) + ") is not served (upstream serves it only behind an alpha feature gate); " +
+		"send the same configuration as " + string(types.ApplyYAMLPatchType))
 }

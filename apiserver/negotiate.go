@@ -190,10 +190,15 @@ func notAcceptable() error {
 
 // unsupportedMediaType is upstream's 415 for a body in an unknown format.
 func unsupportedMediaType(accepted []string) error {
+	return unsupportedMediaTypeWith("the body of the request was in an unknown format - accepted media types include: " + strings.Join(accepted, ", "))
+}
+
+// unsupportedMediaTypeWith is upstream's 415 with a message of its own.
+func unsupportedMediaTypeWith(message string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusUnsupportedMediaType,
 		Reason:  metav1.StatusReasonUnsupportedMediaType,
-		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(accepted, ", "),
+		Message: message,
 	}}
 }
