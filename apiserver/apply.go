@@ -42,7 +42,6 @@ type applier struct {
 	manager    string
 	force      bool
 	validation string
-	patch      []byte
 	config     map[string]any // the applied configuration, parsed once
 	warnings   []string
 }
@@ -51,7 +50,7 @@ type applier struct {
 // object is 400 BadRequest, as upstream answers. Integers stay int64 (as
 // apimachinery's yaml decodes them), as every later step expects.
 func newApplier(res *registry.Resource, info *requestInfo, fm *managedfields.FieldManager, opts metav1.PatchOptions, body []byte) (*applier, error) {
-	a := &applier{res: res, info: info, fm: fm, manager: opts.FieldManager, validation: opts.FieldValidation, patch: body}
+	a := &applier{res: res, info: info, fm: fm, manager: opts.FieldManager, validation: opts.FieldValidation}
 	if opts.Force != nil {
 		a.force = *opts.Force
 	}

@@ -104,8 +104,9 @@ func newFieldManager(res *registry.Resource, subresource string) (*managedfields
 // subresource: the one kept with the descriptor (registry.Resource's
 // FieldManager), built by newFieldManager on the descriptor's first write
 // through that subresource. A field manager is safe for concurrent use,
-// so every request shares it. A failure to build one (a type converter
-// that does not know the kind) is a 500 that names the kind.
+// so every request shares it. A failure to build one is a 500 that names
+// the kind; the type converters themselves are built lazily, so one that
+// cannot describe the kind fails only when a write uses it.
 func fieldManagerFor(res *registry.Resource, subresource string) (*managedfields.FieldManager, error) {
 	fm, err := res.FieldManager(subresource, func() (*managedfields.FieldManager, error) {
 		return newFieldManager(res, subresource)

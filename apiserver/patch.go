@@ -126,7 +126,7 @@ type patcher struct {
 	patch      []byte
 	validation string
 
-	// fm records the patch in managedFields under manager; nil for none.
+	// fm records the patch in managedFields under manager.
 	fm      *managedfields.FieldManager
 	manager string
 
@@ -197,10 +197,7 @@ func (p *patcher) apply(current runtime.Object) (runtime.Object, error) {
 	if m.GetResourceVersion() == currentMeta.GetResourceVersion() {
 		m.SetResourceVersion("")
 	}
-	if p.fm != nil {
-		obj = p.fm.UpdateNoErrors(current, obj, p.manager)
-	}
-	return obj, nil
+	return p.fm.UpdateNoErrors(current, obj, p.manager), nil
 }
 
 // applyToJSON applies the patch document to the object's JSON, with

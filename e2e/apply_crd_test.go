@@ -49,10 +49,7 @@ func TestApplyToCustomResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	managers := map[string]bool{}
-	for _, e := range w.GetManagedFields() {
-		managers[e.Manager] = true
-	}
+	managers := managersOf(w.GetManagedFields())
 	if !managers["alice"] || !managers["bob"] {
 		t.Errorf("managers = %v, want alice (size) and bob (replicas)", managers)
 	}

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,24 +24,24 @@ func TestGarbageCollectorFollowsCustomResourcesThatComeAndGo(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
 	ext := clientset.NewForConfigOrDie(s.RESTConfig)
 	dyn := dynamic.NewForConfigOrDie(s.RESTConfig)
-	monitored := func() string {
-		resp, err := s.HTTP.Get(s.URL + "/metrics")
+	// monitored reads the collector's gauge of watched resources; -1 when
+	// it is not reported yet.
+	monitored := func() float64 {
+		families, err := s.ControlPlane.Metrics().Gather()
 		if err != nil {
-			return ""
+			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		for _, line := range strings.Split(string(body), "\n") {
-			if strings.HasPrefix(line, "garbagecollector_controller_monitored_resources ") {
-				return strings.TrimPrefix(line, "garbagecollector_controller_monitored_resources ")
+		for _, f := range families {
+			if f.GetName() == "garbagecollector_controller_monitored_resources" && len(f.GetMetric()) == 1 {
+				return f.GetMetric()[0].GetGauge().GetValue()
 			}
 		}
-		return ""
+		return -1
 	}
-	var before string
+	var before float64
 	framework.Eventually(t, 10*time.Second, "the collector to watch the built-in resources", func() bool {
 		before = monitored()
-		return before != "" && before != "0"
+		return before > 0
 	})
 
 	installCRD(t, ctx, ext, crontabCRD())
@@ -55,7 +53,7 @@ func TestGarbageCollectorFollowsCustomResourcesThatComeAndGo(t *testing.T) {
 	dep.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}})
 	createWhenServed(t, ctx, dyn, dep)
 	framework.Eventually(t, 10*time.Second, "the collector to watch crontabs too", func() bool {
-		return monitored() != before
+		return monitored() == before+1
 	})
 	if err := s.Clientset.CoreV1().ConfigMaps("default").Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -77,10 +77,18 @@ func TestCustomResourceVersionsWithNoneConversionShareObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, g := range groups.Groups {
-		if g.Name == "stable.example.com" && (g.PreferredVersion.Version != "v2" || len(g.Versions) != 2) {
+		if g.Name != "stable.example.com" {
+			continue
+		}
+		found = true
+		if g.PreferredVersion.Version != "v2" || len(g.Versions) != 2 {
 			t.Errorf("discovery of stable.example.com: %+v, want v2 preferred, then v1", g)
 		}
+	}
+	if !found {
+		t.Errorf("discovery lists no group stable.example.com: %+v", groups.Groups)
 	}
 }
 

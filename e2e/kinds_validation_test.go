@@ -120,13 +120,13 @@ func TestAnIPv6ServiceRangeGivesIPv6ClusterIPs(t *testing.T) {
 	ctx := framework.Context(t, 30*time.Second)
 	services := s.Clientset.CoreV1().Services(metav1.NamespaceDefault)
 	kube, err := services.Get(ctx, "kubernetes", metav1.GetOptions{})
-	if err != nil || kube.Spec.ClusterIP != "fd00:10:96::1" || kube.Spec.IPFamilies[0] != corev1.IPv6Protocol {
+	if err != nil || kube.Spec.ClusterIP != "fd00:10:96::1" || !slices.Equal(kube.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv6Protocol}) {
 		t.Fatalf("the kubernetes Service: %+v, %v", kube, err)
 	}
 	_, v6, _ := net.ParseCIDR(cidr)
 	svc, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
-	if err != nil || !v6.Contains(net.ParseIP(svc.Spec.ClusterIP)) || svc.Spec.IPFamilies[0] != corev1.IPv6Protocol {
+	if err != nil || !v6.Contains(net.ParseIP(svc.Spec.ClusterIP)) || !slices.Equal(svc.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv6Protocol}) {
 		t.Fatalf("a new Service: %+v, %v", svc, err)
 	}
 	require := corev1.IPFamilyPolicyRequireDualStack

@@ -3,7 +3,7 @@ package e2e
 import (
 	"context"
 	"runtime"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,7 +114,7 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 	s := nodeStack(t, grace, false)
 	agent := startAgent(t, s, 1, "worker-", 4*time.Second) // renewed every second
 	_, _ = waitReady(t, s, "worker-0", corev1.ConditionTrue, 10*time.Second)
-	managersBefore := managersOf(getNodeE2E(t, s, "worker-0"))
+	managersBefore := managersOf(getNodeE2E(t, s, "worker-0").ManagedFields)
 	if len(managersBefore) == 0 {
 		t.Fatal("the registered node has no managedFields")
 	}
@@ -142,13 +142,13 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 	// which has no managedFields (trimmed, as kube-controller-manager
 	// trims them): the stored entries are kept, and the taints get one.
 	tainted := getNodeE2E(t, s, "worker-0")
-	managersAfter := managersOf(tainted)
+	managersAfter := managersOf(tainted.ManagedFields)
 	for m := range managersBefore {
 		if !managersAfter[m] {
 			t.Errorf("manager %q lost its managedFields entry when the controller tainted the node: %v", m, managersAfter)
 		}
 	}
-	if !ownsField(tainted, "f:taints") {
+	if !slices.ContainsFunc(tainted.ManagedFields, func(e metav1.ManagedFieldsEntry) bool { return owns(e, "f:taints") }) {
 		t.Errorf("no managedFields entry owns the taints: %+v", tainted.ManagedFields)
 	}
 
@@ -363,22 +363,11 @@ func settledGoroutines() int {
 	return n
 }
 
-// managersOf names the managers in obj's managedFields.
-func managersOf(node *corev1.Node) map[string]bool {
+// managersOf names the managers in entries.
+func managersOf(entries []metav1.ManagedFieldsEntry) map[string]bool {
 	out := map[string]bool{}
-	for _, e := range node.ManagedFields {
+	for _, e := range entries {
 		out[e.Manager] = true
 	}
 	return out
-}
-
-// ownsField reports whether some managedFields entry of node names field
-// (in the FieldsV1 form, e.g. "f:taints").
-func ownsField(node *corev1.Node, field string) bool {
-	for _, e := range node.ManagedFields {
-		if e.FieldsV1 != nil && strings.Contains(string(e.FieldsV1.Raw), `"`+field+`"`) {
-			return true
-		}
-	}
-	return false
 }

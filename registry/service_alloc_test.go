@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestServiceAllocationTakesReleasesAndRefusesTakenValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := first.Spec
-	if spec.ClusterIP == "" || spec.ClusterIPs[0] != spec.ClusterIP || spec.IPFamilies[0] != corev1.IPv4Protocol ||
+	if spec.ClusterIP == "" || !slices.Equal(spec.ClusterIPs, []string{spec.ClusterIP}) || !slices.Equal(spec.IPFamilies, []corev1.IPFamily{corev1.IPv4Protocol}) ||
 		*spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack || spec.Ports[0].NodePort < 30000 {
 		t.Fatalf("got %+v", spec)
 	}
@@ -116,7 +117,7 @@ func TestServiceIPFamiliesFollowTheClustersOneRange(t *testing.T) {
 	}
 	_, v6Net, _ := net.ParseCIDR("fd00:10:96::/112")
 	if ip := net.ParseIP(svc.Spec.ClusterIP); ip == nil || ip.To4() != nil || !v6Net.Contains(ip) ||
-		svc.Spec.IPFamilies[0] != corev1.IPv6Protocol || *svc.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
+		!slices.Equal(svc.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv6Protocol}) || *svc.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
 		t.Fatalf("from an IPv6 range: clusterIP %q, families %v, policy %v", svc.Spec.ClusterIP, svc.Spec.IPFamilies, *svc.Spec.IPFamilyPolicy)
 	}
 	v4 := testAllocators(t, "10.0.0.0/29", "30000-30003")
@@ -166,7 +167,7 @@ func TestServiceUpdateChecksIPFamilies(t *testing.T) {
 		t.Fatalf("RequireDualStack on update: got %v, want 422 on spec.ipFamilyPolicy", err)
 	}
 	same := svc.DeepCopy()
-	if _, _, err := a.updateService(ctx, same, svc); err != nil || same.Spec.IPFamilies[0] != corev1.IPv4Protocol {
+	if _, _, err := a.updateService(ctx, same, svc); err != nil || !slices.Equal(same.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv4Protocol}) {
 		t.Fatalf("an unchanged update: %v, families %v", err, same.Spec.IPFamilies)
 	}
 }

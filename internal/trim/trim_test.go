@@ -17,8 +17,7 @@ func TestManagedFieldsAreDroppedAndTheRestKept(t *testing.T) {
 	if err != nil || out != lease || lease.ManagedFields != nil || lease.Labels["a"] != "b" {
 		t.Errorf("got %v, %v with managedFields %v, want the same lease without them", out, err, lease.ManagedFields)
 	}
-	partial := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: lease.ObjectMeta.ManagedFields}}
-	partial.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x"}}
+	partial := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
 	if _, err := ManagedFields(partial); err != nil || partial.ManagedFields != nil {
 		t.Errorf("PartialObjectMetadata kept %v (%v)", partial.ManagedFields, err)
 	}
