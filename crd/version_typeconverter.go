@@ -17,10 +17,10 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/spec3"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"minicp/registry"
 )
 
 // TypeConverter returns the type converter of the version's CRD, for
@@ -37,28 +37,9 @@ func (v *Version) TypeConverter() (managedfields.TypeConverter, error) {
 
 // LazyTypeConverter is TypeConverter for a descriptor: it builds the
 // converter on its first use (most stacks never apply to a custom
-// resource, and building takes milliseconds), then behaves as it. A
-// converter that could not be built fails every call with the reason.
+// resource, and building takes milliseconds), then behaves as it.
 func (v *Version) LazyTypeConverter() managedfields.TypeConverter {
-	return lazyTypeConverter{v}
-}
-
-type lazyTypeConverter struct{ v *Version }
-
-func (l lazyTypeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	tc, err := l.v.TypeConverter()
-	if err != nil {
-		return nil, err
-	}
-	return tc.ObjectToTyped(obj, opts...)
-}
-
-func (l lazyTypeConverter) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {
-	tc, err := l.v.TypeConverter()
-	if err != nil {
-		return nil, err
-	}
-	return tc.TypedToObject(value)
+	return registry.LazyTypeConverter(v.TypeConverter)
 }
 
 // NewTypeConverter builds the type converter of every version of crd

@@ -23,7 +23,7 @@ import (
 // CustomResourceDefinitions and autoscaling/v1 Scales. It is built on its
 // first use (most stacks never write a CRD or a Scale) and shared by
 // every stack in the process: it holds nothing but the parsed models.
-var GeneratedTypeConverter managedfields.TypeConverter = &lazyTypeConverter{build: newGeneratedTypeConverter}
+var GeneratedTypeConverter = LazyTypeConverter(newGeneratedTypeConverter)
 
 // newGeneratedTypeConverter parses apiextensions' generated models, each
 // kind's model marked with its group-version-kind, as the converter finds
@@ -48,8 +48,15 @@ func newGeneratedTypeConverter() (managedfields.TypeConverter, error) {
 	return managedfields.NewTypeConverter(models, false)
 }
 
-// lazyTypeConverter builds its converter on first use; a converter that
-// cannot be built fails every call with the reason.
+// LazyTypeConverter returns a type converter that calls build on its first
+// use, then behaves as what build returned; a converter that could not be
+// built fails every call with the reason. Converters take milliseconds to
+// build from a schema, and most are never used by a given stack.
+func LazyTypeConverter(build func() (managedfields.TypeConverter, error)) managedfields.TypeConverter {
+	return &lazyTypeConverter{build: build}
+}
+
+// lazyTypeConverter is LazyTypeConverter's converter.
 type lazyTypeConverter struct {
 	once  sync.Once // guards tc and err, set once by build
 	build func() (managedfields.TypeConverter, error)
