@@ -11,7 +11,6 @@ package apiserver
 // it for custom resources too.
 
 import (
-	"mime"
 	"net/http"
 	"strings"
 
@@ -62,6 +61,10 @@ func textOnly(req *http.Request, info *requestInfo, res *registry.Resource) (*ht
 // asObjectMetadata reports whether an Accept clause asks for object
 // metadata only (as=PartialObjectMetadata or PartialObjectMetadataList).
 func asObjectMetadata(clause string) bool {
-	_, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
-	return err == nil && (params["as"] == asPartialObjectMetadata || params["as"] == asPartialObjectMetadataList)
+	for _, c := range parseAccept(clause) {
+		if as := c.params["as"]; as == asPartialObjectMetadata || as == asPartialObjectMetadataList {
+			return true
+		}
+	}
+	return false
 }
