@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -92,10 +91,7 @@ func TestAnOperatorInstallsItsCRDAndUsesItsObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgrCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1) // receives the manager's result when it stops
-	// The manager runs until cancel, below.
-	go func() { done <- mgr.Start(mgrCtx) }()
+	stopManager := runManager(t, mgr)
 	framework.Eventually(t, 20*time.Second, "the manager's cached client to list the Widget with its status", func() bool {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(widgetGVK.GroupVersion().WithKind("WidgetList"))
@@ -105,10 +101,7 @@ func TestAnOperatorInstallsItsCRDAndUsesItsObjects(t *testing.T) {
 		ready, _, _ := unstructured.NestedBool(list.Items[0].Object, "status", "ready")
 		return ready
 	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("manager: %v", err)
-	}
+	stopManager()
 
 	if err := c.Delete(ctx, crd); err != nil {
 		t.Fatal(err)

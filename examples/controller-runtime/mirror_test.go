@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"maps"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,16 +30,28 @@ func startManager(t *testing.T, s *framework.Stack) {
 	if err := (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		t.Fatalf("setting up the controller: %v", err)
 	}
+	runManager(t, mgr)
+}
+
+// runManager starts mgr and returns a stop that cancels it and waits for
+// it to return; stop runs at the end of the test too, so a test that
+// fails before calling it leaves no manager running.
+func runManager(t *testing.T, mgr ctrl.Manager) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1) // receives the manager's result when it stops
-	// The manager runs until cancel; the cleanup waits for it to return.
+	// The manager runs until cancel; stop waits for it to return.
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func TestALabelledConfigMapIsMirroredAndKeptInStep(t *testing.T) {
