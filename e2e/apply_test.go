@@ -1,9 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +43,7 @@ func owns(entry metav1.ManagedFieldsEntry, field string) bool {
 // from the User-Agent; and the entries are stored in etcd with the object.
 func TestEveryWriteRecordsManagedFields(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
-	ctx := context.Background()
+	ctx := framework.Context(t, time.Minute)
 	cms := s.Clientset.CoreV1().ConfigMaps("default")
 
 	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "a"}},
@@ -130,7 +130,7 @@ func decodeStored(data []byte, into *corev1.ConfigMap) error {
 // second manager's conflict (409 naming the manager and field), force.
 func TestClientGoApplyConflictsAndForce(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
-	ctx := context.Background()
+	ctx := framework.Context(t, time.Minute)
 	cms := s.Clientset.CoreV1().ConfigMaps("default")
 
 	cm, err := cms.Apply(ctx, corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"mode": "a"}),
@@ -191,7 +191,7 @@ func TestClientGoApplyConflictsAndForce(t *testing.T) {
 // subresource in the entry, and a Scale write owns spec.replicas.
 func TestApplyStatusAndScaleSubresources(t *testing.T) {
 	s := framework.Start(t, framework.Options{})
-	ctx := context.Background()
+	ctx := framework.Context(t, time.Minute)
 	deploys := s.Clientset.AppsV1().Deployments("default")
 
 	labels := map[string]string{"app": "web"}
