@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,7 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -25,6 +28,7 @@ type passController struct {
 func newPassController(t *testing.T, objects ...k8sruntime.Object) *passController {
 	t.Helper()
 	cs, clk := fake.NewClientset(objects...), clocktesting.NewFakeClock(t0)
+	watching := countWatches(cs)
 	cfg := NewControllerConfig()
 	cfg.Clock = clk
 	c, err := NewController(cfg, cs)
@@ -39,7 +43,42 @@ func newPassController(t *testing.T, objects ...k8sruntime.Object) *passControll
 		}
 	}
 	t.Cleanup(func() { cancel(); c.factory.Shutdown() })
+	// A synced informer has listed but may not watch yet, and the fake
+	// tracker replays into a new watch the objects written since the
+	// list, never the ones deleted: a test's delete made in between
+	// would never reach the informer.
+	waitFor(t, "the informers to watch nodes and leases", func() bool {
+		return watching("nodes") && watching("leases")
+	})
 	return &passController{Controller: c, t: t, cs: cs, clk: clk}
+}
+
+// countWatches makes cs's watches through the tracker itself and
+// returns whether a watch of a resource has been registered, so that a
+// test can wait until an informer's watch is in place, not only asked.
+func countWatches(cs *fake.Clientset) func(resource string) bool {
+	var mu sync.Mutex
+	started := map[string]bool{}
+	cs.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if w, ok := action.(k8stesting.WatchActionImpl); ok {
+			opts = w.ListOptions
+		}
+		gvr := action.GetResource()
+		w, err := cs.Tracker().Watch(gvr, action.GetNamespace(), opts)
+		if err != nil {
+			return true, nil, err
+		}
+		mu.Lock()
+		started[gvr.Resource] = true
+		mu.Unlock()
+		return true, w, nil
+	})
+	return func(resource string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return started[resource]
+	}
 }
 
 // at moves the clock to t0+d and runs one monitor pass.
