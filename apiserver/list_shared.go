@@ -34,22 +34,22 @@ const (
 	listItemTag = 2<<3 | 2
 )
 
-// sharedListEncodable reports whether a LIST of res in out can be written
-// from a SharedList: plain JSON, or protobuf for kinds that have it.
+// sharedListEncodable reports whether a LIST in out can be written from a
+// SharedList: plain JSON or protobuf. A custom resource (TextOnly) never
+// gets here in protobuf: textOnly removed the protobuf clauses of its
+// Accept header but those asking for metadata, which are not plain.
 //
-// Custom resources (TextOnly) qualify in JSON. Each served version has a
-// cache of its own, whose objects were decoded at that version (their
-// apiVersion is the version the LIST was made at), so the items' kept
-// encodings are already those of the requested version.
-func sharedListEncodable(out output, res *registry.Resource) bool {
+// Custom resources qualify in JSON. Each served version has a cache of
+// its own, whose objects were decoded at that version (their apiVersion
+// is the version the LIST was made at), so the items' kept encodings are
+// already those of the requested version.
+func sharedListEncodable(out output) bool {
 	if out.as != "" {
 		return false
 	}
 	switch out.info.MediaType {
-	case runtime.ContentTypeJSON:
+	case runtime.ContentTypeJSON, runtime.ContentTypeProtobuf:
 		return true
-	case runtime.ContentTypeProtobuf:
-		return !res.TextOnly
 	}
 	return false
 }

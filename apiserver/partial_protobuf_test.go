@@ -116,8 +116,16 @@ func TestCustomResourceMetadataComesInProtobuf(t *testing.T) {
 	if got := r.header.Get("Content-Type"); r.code != http.StatusOK || got != runtime.ContentTypeProtobuf {
 		t.Errorf("metadata list in protobuf: got %d %q %s", r.code, got, r.body)
 	}
-	if r := ts.do(t, "GET", widgetsPath, "", "Accept: application/vnd.kubernetes.protobuf"); r.code != http.StatusNotAcceptable {
-		t.Errorf("widgets in protobuf: got %d, want 406", r.code)
+	// Media types are case-insensitive: protobuf in capitals is still
+	// protobuf, for a LIST and for one object.
+	for _, tc := range []struct{ path, accept string }{
+		{widgetsPath, "application/vnd.kubernetes.protobuf"},
+		{widgetsPath, "Application/Vnd.Kubernetes.Protobuf"},
+		{widgetsPath + "/w", "Application/Vnd.Kubernetes.Protobuf"},
+	} {
+		if r := ts.do(t, "GET", tc.path, "", "Accept: "+tc.accept); r.code != http.StatusNotAcceptable {
+			t.Errorf("GET %s in %s: got %d %q, want 406", tc.path, tc.accept, r.code, r.body)
+		}
 	}
 	w := listThenWatchMetadata(t, ts, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, "w")
 	if r := ts.do(t, "DELETE", widgetsPath+"/w", ""); r.code != http.StatusOK {

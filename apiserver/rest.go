@@ -152,7 +152,7 @@ func (s *Server) listObjects(w http.ResponseWriter, req *http.Request, info *req
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
 	var list runtime.Object
 	var shared *registry.SharedList
-	if lister, ok := s.store.(registry.SharedLister); ok && sharedListEncodable(out, res) {
+	if lister, ok := s.store.(registry.SharedLister); ok && sharedListEncodable(out) {
 		shared, list, err = lister.ListShared(req.Context(), res, info.namespace, opts)
 	} else {
 		list, err = s.store.List(req.Context(), res, info.namespace, opts)

@@ -40,13 +40,15 @@ func textOnly(req *http.Request, info *requestInfo, res *registry.Resource) (*ht
 		// Strategic merge patch needs the Go types of built-in kinds.
 		return req, unsupportedMediaType(customResourcePatchTypes)
 	}
+	// Media types are case-insensitive: negotiateOutput reads them in
+	// lower case, and so does this filter.
 	accept := req.Header.Get("Accept")
-	if !strings.Contains(accept, runtime.ContentTypeProtobuf) {
+	if !strings.Contains(strings.ToLower(accept), runtime.ContentTypeProtobuf) {
 		return req, nil
 	}
 	var kept []string
 	for _, clause := range strings.Split(accept, ",") {
-		if !strings.Contains(clause, runtime.ContentTypeProtobuf) || asObjectMetadata(clause) {
+		if !strings.EqualFold(mediaTypeOf(clause), runtime.ContentTypeProtobuf) || asObjectMetadata(clause) {
 			kept = append(kept, clause)
 		}
 	}
