@@ -25,13 +25,13 @@ import (
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"minicp/internal/trim"
 	"minicp/registry"
 )
 
@@ -175,12 +175,18 @@ func managerName(fieldManager, userAgent string) string {
 	return b.String()
 }
 
-// tooLargeWithManagedFields reports whether a write failed because the
-// object was too large to store: upstream then drops the managedFields
-// (which can be large) and tries once more, for every write but an apply
-// (whose managedFields are what it is about).
-func tooLargeWithManagedFields(err error) bool {
-	return apierrors.IsRequestEntityTooLargeError(err)
+// retryWithoutManagedFields runs write, a create or an update, and once
+// more if the store refused what it wrote as too large to store (413)
+// and the write may shed its managedFields: upstream then drops them
+// (they can be large) and tries again, for every write but an apply
+// (whose managedFields are what it is about). write's dropManagedFields
+// says which try it is.
+func retryWithoutManagedFields(mayDrop bool, write func(dropManagedFields bool) error) error {
+	err := write(false)
+	if mayDrop && apierrors.IsRequestEntityTooLargeError(err) {
+		err = write(true)
+	}
+	return err
 }
 
 // withoutManagedFields wraps an update so that what it writes carries no
@@ -191,14 +197,7 @@ func withoutManagedFields(tryUpdate registry.UpdateFunc) registry.UpdateFunc {
 		if err != nil {
 			return nil, err
 		}
-		clearManagedFields(obj)
+		trim.DropManagedFields(obj)
 		return obj, nil
-	}
-}
-
-// clearManagedFields removes obj's managedFields, when it has metadata.
-func clearManagedFields(obj runtime.Object) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
 	}
 }

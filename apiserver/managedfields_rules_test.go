@@ -70,8 +70,9 @@ func TestUpdateManagersAreCappedAtTen(t *testing.T) {
 }
 
 // An object that is too large to store with its managedFields is stored
-// without them, as upstream retries such a write; too large without them
-// too, it is 413.
+// without them, as upstream retries such a write (a create, an update, a
+// patch); too large without them too, it is 413. An apply is not retried:
+// its managedFields are what it is about.
 func TestAnObjectTooLargeWithManagedFieldsIsStoredWithoutThem(t *testing.T) {
 	etcd := testetcd.Start(t)
 	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{
@@ -97,6 +98,16 @@ func TestAnObjectTooLargeWithManagedFieldsIsStoredWithoutThem(t *testing.T) {
 	r = ts.do(t, "PATCH", configMapsPath+"/big?fieldManager=patcher", patch, "Content-Type: application/merge-patch+json")
 	if cm := decodeConfigMap(t, r); r.code != http.StatusOK || len(cm.ManagedFields) != 0 {
 		t.Fatalf("patch: %d, %d managedFields entries; want 200 and none", r.code, len(cm.ManagedFields))
+	}
+	body, _ = json.Marshal(map[string]any{"metadata": map[string]any{"name": "big"}, "data": data})
+	r = ts.do(t, "PUT", configMapsPath+"/big?fieldManager=updater", string(body), "Content-Type: application/json")
+	if cm := decodeConfigMap(t, r); r.code != http.StatusOK || len(cm.ManagedFields) != 0 {
+		t.Fatalf("update: %d, %d managedFields entries; want 200 and none", r.code, len(cm.ManagedFields))
+	}
+	applied, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "applied"}, "data": data})
+	r = ts.do(t, "PATCH", configMapsPath+"/applied?fieldManager=applier", string(applied), "Content-Type: application/apply-patch+yaml")
+	if r.code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("apply of an object too large with its managedFields: %d %s, want 413", r.code, r.body)
 	}
 	data["key-40"] = strings.Repeat("v", 1000)
 	body, _ = json.Marshal(map[string]any{"metadata": map[string]any{"name": "bigger"}, "data": data})

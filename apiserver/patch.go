@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"minicp/registry"
-	"minicp/reqtrace"
 )
 
 // servedPatchTypes are the patch formats minicp applies.
@@ -72,18 +71,9 @@ func (s *Server) patchObject(w http.ResponseWriter, req *http.Request, info *req
 		AllowCreate: patchType == types.ApplyYAMLPatchType && info.subresource == "",
 	}
 	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun, mechanism.apply)
-	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
-	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
-	if tooLargeWithManagedFields(err) && patchType != types.ApplyYAMLPatchType {
-		updated, created, err = s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, withoutManagedFields(tryUpdate))
-	}
-	endStorage()
+	updated, code, err := s.update(req.Context(), info, res, updateOpts, tryUpdate, patchType != types.ApplyYAMLPatchType)
 	if err != nil {
 		return err
-	}
-	code := http.StatusOK
-	if created {
-		code = http.StatusCreated
 	}
 	addWarnings(w, mechanism.lastWarnings())
 	writeObject(w, req, res, out, code, updated)

@@ -9,7 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"minicp/internal/trim"
 	"minicp/registry"
 	"minicp/reqtrace"
 )
@@ -181,37 +183,29 @@ func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *re
 	if err != nil {
 		return err
 	}
-	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	in, err := s.readObject(req, info, res, opts.FieldValidation, opts.FieldManager)
 	if err != nil {
 		return err
 	}
-	obj, warnings, err := decodeObject(req, body, res, opts.FieldValidation)
-	if err != nil {
-		return err
-	}
-	if err := ensureNamespace(obj, info.namespace, res); err != nil {
-		return err
-	}
-	fm, err := fieldManagerFor(res, "")
-	if err != nil {
-		return err
-	}
-	obj = fm.UpdateNoErrors(emptyObject(res), obj, managerName(opts.FieldManager, req.UserAgent()))
+	obj := in.fm.UpdateNoErrors(emptyObject(res), in.obj, in.manager)
 	dryRun := len(opts.DryRun) > 0
 	if err := s.admission.admit(req.Context(), s.metrics.admission, newAdmission(AdmissionCreate, info, res, obj, nil, dryRun)); err != nil {
 		return err
 	}
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
-	created, err := s.store.Create(req.Context(), res, info.namespace, obj, registry.WriteOptions{DryRun: dryRun})
-	if tooLargeWithManagedFields(err) {
-		clearManagedFields(obj)
+	var created runtime.Object
+	err = retryWithoutManagedFields(true, func(dropManagedFields bool) (err error) {
+		if dropManagedFields {
+			trim.DropManagedFields(obj)
+		}
 		created, err = s.store.Create(req.Context(), res, info.namespace, obj, registry.WriteOptions{DryRun: dryRun})
-	}
+		return err
+	})
 	endStorage()
 	if err != nil {
 		return err
 	}
-	addWarnings(w, warnings)
+	addWarnings(w, in.warnings)
 	writeObject(w, req, res, out, http.StatusCreated, created)
 	return nil
 }
@@ -230,49 +224,91 @@ func (s *Server) updateObject(w http.ResponseWriter, req *http.Request, info *re
 	if err != nil {
 		return err
 	}
-	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	in, err := s.readObject(req, info, res, opts.FieldValidation, opts.FieldManager)
 	if err != nil {
 		return err
 	}
-	obj, warnings, err := decodeObject(req, body, res, opts.FieldValidation)
-	if err != nil {
-		return err
-	}
-	if err := ensureNamespace(obj, info.namespace, res); err != nil {
-		return err
-	}
-	if err := checkName(obj, info.name); err != nil {
-		return err
-	}
-	fm, err := fieldManagerFor(res, info.subresource)
-	if err != nil {
-		return err
-	}
-	manager := managerName(opts.FieldManager, req.UserAgent())
 	updateOpts := registry.UpdateOptions{DryRun: len(opts.DryRun) > 0, Subresource: info.subresource}
 	tryUpdate := s.admitted(req.Context(), info, res, updateOpts.DryRun, func(current runtime.Object) (runtime.Object, error) {
 		live := current
 		if live == nil { // a PUT that creates
 			live = emptyObject(res)
 		}
-		return fm.UpdateNoErrors(live, obj.DeepCopyObject(), manager), nil
+		return in.fm.UpdateNoErrors(live, in.obj.DeepCopyObject(), in.manager), nil
 	})
-	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
-	updated, created, err := s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, tryUpdate)
-	if tooLargeWithManagedFields(err) {
-		updated, created, err = s.store.Update(req.Context(), res, info.namespace, info.name, updateOpts, withoutManagedFields(tryUpdate))
-	}
-	endStorage()
+	updated, code, err := s.update(req.Context(), info, res, updateOpts, tryUpdate, true)
 	if err != nil {
 		return err
 	}
-	code := http.StatusOK
-	if created {
-		code = http.StatusCreated
-	}
-	addWarnings(w, warnings)
+	addWarnings(w, in.warnings)
 	writeObject(w, req, res, out, code, updated)
 	return nil
+}
+
+// requestObject is the object a create or an update (PUT) brings, read
+// and checked against the URL before storage is touched, and the field
+// manager that records the write in its managedFields.
+type requestObject struct {
+	obj      runtime.Object
+	warnings []string // fieldValidation=Warn's: one per unknown or duplicate field
+	fm       *managedfields.FieldManager
+	manager  string // the manager fm records the write under
+}
+
+// readObject reads the body of a create or an update, in this order,
+// answering the first failure: the body (413 when too large), decoded as
+// fieldValidation asks (400, 415), in the URL's namespace and, for an
+// update, under the URL's name (400); then the field manager of the
+// write, recording it under fieldManager or else the User-Agent's product.
+func (s *Server) readObject(req *http.Request, info *requestInfo, res *registry.Resource, fieldValidation, fieldManager string) (requestObject, error) {
+	body, err := readBody(req, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return requestObject{}, err
+	}
+	obj, warnings, err := decodeObject(req, body, res, fieldValidation)
+	if err != nil {
+		return requestObject{}, err
+	}
+	if err := ensureNamespace(obj, info.namespace, res); err != nil {
+		return requestObject{}, err
+	}
+	if info.verb == verbUpdate {
+		if err := checkName(obj, info.name); err != nil {
+			return requestObject{}, err
+		}
+	}
+	fm, err := fieldManagerFor(res, info.subresource)
+	if err != nil {
+		return requestObject{}, err
+	}
+	return requestObject{obj: obj, warnings: warnings, fm: fm, manager: managerName(fieldManager, req.UserAgent())}, nil
+}
+
+// update runs tryUpdate, an update's or a patch's, in the store's
+// compare-and-swap loop and returns what was written with its status
+// code: 200, or 201 when the write created the object. A write the store
+// refuses as too large is tried once more without managedFields if
+// mayDropManagedFields (retryWithoutManagedFields).
+func (s *Server) update(ctx context.Context, info *requestInfo, res *registry.Resource, opts registry.UpdateOptions, tryUpdate registry.UpdateFunc, mayDropManagedFields bool) (runtime.Object, int, error) {
+	endStorage := reqtrace.From(ctx).Begin(reqtrace.Storage)
+	defer endStorage()
+	var updated runtime.Object
+	var created bool
+	err := retryWithoutManagedFields(mayDropManagedFields, func(dropManagedFields bool) (err error) {
+		write := tryUpdate
+		if dropManagedFields {
+			write = withoutManagedFields(tryUpdate)
+		}
+		updated, created, err = s.store.Update(ctx, res, info.namespace, info.name, opts, write)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if created {
+		return updated, http.StatusCreated, nil
+	}
+	return updated, http.StatusOK, nil
 }
 
 // admitted wraps an update's tryUpdate with admission: each attempt of the
