@@ -54,7 +54,8 @@ func newApplier(res *registry.Resource, info *requestInfo, fm *managedfields.Fie
 	if opts.Force != nil {
 		a.force = *opts.Force
 	}
-	if err := yaml.Unmarshal(body, &a.config); err != nil {
+	strictErr, err := a.parse(body)
+	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v; an apply patch is a YAML or JSON object with apiVersion, kind, metadata.name and the fields to own", err))
 	}
 	if a.config == nil {
@@ -67,15 +68,29 @@ func newApplier(res *registry.Resource, info *requestInfo, fm *managedfields.Fie
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v; the applied configuration must have apiVersion: %s and kind: %s",
 			gvk, want.GroupVersion(), want.Kind))
 	}
-	if a.validation == metav1.FieldValidationStrict || a.validation == metav1.FieldValidationWarn {
-		if err := yaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
-			if a.validation == metav1.FieldValidationStrict {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
-			}
-			a.warnings = append(a.warnings, err.Error())
+	if strictErr != nil { // a duplicate field
+		if a.validation == metav1.FieldValidationStrict {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", strictErr))
 		}
+		a.warnings = append(a.warnings, strictErr.Error())
 	}
 	return a, nil
+}
+
+// parse reads body into the applied configuration. fieldValidation
+// Strict or Warn looks for duplicate fields, which only a strict parse
+// finds, and a strict parse that finds none is the configuration itself:
+// the body is parsed once. Only when the strict parse fails is it parsed
+// again, leniently, to tell a duplicate field (strictErr) from a body
+// that is not an object at all (err).
+func (a *applier) parse(body []byte) (strictErr, err error) {
+	if a.validation == metav1.FieldValidationStrict || a.validation == metav1.FieldValidationWarn {
+		if strictErr = yaml.UnmarshalStrict(body, &a.config); strictErr == nil {
+			return nil, nil
+		}
+		a.config = nil
+	}
+	return strictErr, yaml.Unmarshal(body, &a.config)
 }
 
 // lastWarnings are the field validation warnings of the request.
