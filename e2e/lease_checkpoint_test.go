@@ -169,7 +169,7 @@ func TestADeadNodesLeaseKeyOutlivesALeaderChangeUnlessCheckpointed(t *testing.T)
 			deleted := watchDelete(ctx, t, s.Etcd, key, rev)
 			_, marked := waitReady(t, s, node, corev1.ConditionUnknown, 5*time.Second)
 			t.Logf("TTL %d s before the leader moved, %d s after; last heartbeat to the move %v, to DELETED %v, to Ready=Unknown %v",
-				before, after, moved.Sub(last).Round(10*time.Millisecond), deleted.Sub(last).Round(10*time.Millisecond), marked.Sub(last).Round(10*time.Millisecond))
+				before, after, moved.Sub(last).Round(10*time.Millisecond), deleted.Sub(last).Round(10*time.Millisecond), marked.by.Sub(last).Round(10*time.Millisecond))
 			// A TTL restarted by the new leader runs out a whole TTL plus an
 			// election timeout (etcd's extension at a promotion, 1 s here)
 			// after the move began, never before. A carried-over one runs
