@@ -7,8 +7,6 @@ import (
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/util/proto"
 
 	"minicp/registry"
@@ -113,10 +111,7 @@ func TestOpenAPIV2FollowsCustomResourcesInTheTable(t *testing.T) {
 	table := registry.NewBuiltinTable()
 	srv := httptest.NewServer(newOpenAPIHandler(table))
 	t.Cleanup(srv.Close)
-	client, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := openAPIV2Client(t, srv.URL)
 	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"}
 	models := func() (proto.Models, *openapiv2.Document) {
 		doc, err := client.OpenAPISchema()

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -208,14 +209,25 @@ func TestUnknownOpenAPIGroupVersionIsNotFound(t *testing.T) {
 	}
 }
 
+// openAPIV2Client returns a discovery client of the server at url. Each
+// change of the table re-encodes the whole v2 document: about 4 s under
+// -race on a quiet machine, and more than the discovery client's default
+// 32 s timeout at a load of 25. The tests check what the document says,
+// not how fast it is built, so the client waits up to 3 minutes.
+func openAPIV2Client(t *testing.T, url string) *discovery.DiscoveryClient {
+	t.Helper()
+	client, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: url, Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
 // kubectl 1.27 and 1.28 read /openapi/v2, as protobuf, for apply and
 // explain, and check field validation support in it.
 func TestOpenAPIV2ServesWhatOlderKubectlReads(t *testing.T) {
 	srv := newOpenAPIServer(t)
-	client, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := openAPIV2Client(t, srv.URL)
 	doc, err := client.OpenAPISchema()
 	if err != nil {
 		t.Fatalf("OpenAPISchema: %v", err)
