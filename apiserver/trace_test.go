@@ -67,17 +67,30 @@ func TestASlowRequestLogsOneLineWithItsPhases(t *testing.T) {
 	if admission := phaseIn(t, line, "admission"); admission < 80*time.Millisecond {
 		t.Errorf("admission=%v, want at least the plugin's 80ms: %s", admission, line)
 	}
-	if etcd := phaseIn(t, line, "etcd"); etcd > 50*time.Millisecond {
-		t.Errorf("etcd=%v for one create on an idle etcd: %s", etcd, line)
+	// Phases are charged one at a time, so they add up to at most the
+	// total, give or take their rounding: the plugin's 80 ms charged to
+	// etcd as well would break that however loaded the machine is.
+	var sum time.Duration
+	for _, phase := range []string{"authentication", "admission", "storage", "cache_wait", "etcd", "encoding"} {
+		sum += phaseIn(t, line, phase)
+	}
+	if total := phaseIn(t, line, "total"); sum > total+10*time.Millisecond {
+		t.Errorf("the phases add up to %v, more than the total %v: %s", sum, total, line)
 	}
 	for _, want := range []string{"verb=POST", "code=201", "etcd_requests=", "authentication=", "encoding=", "cache_wait="} {
 		if !strings.Contains(line, want) {
 			t.Errorf("slow-request line lacks %q: %s", want, line)
 		}
 	}
-	fast := ts.do(t, "GET", "/api/v1/namespaces/default/configmaps/slow", "")
-	if fast.code != http.StatusOK || strings.Count(ts.logs.String(), `msg="slow request"`) != 1 {
-		t.Errorf("a fast GET was logged as slow too:\n%s", ts.logs.String())
+	// A GET is logged only if it too took the threshold, which a loaded
+	// machine can make it do: every line must show a total that did.
+	if fast := ts.do(t, "GET", "/api/v1/namespaces/default/configmaps/slow", ""); fast.code != http.StatusOK {
+		t.Fatalf("get: %d %s", fast.code, fast.body)
+	}
+	for _, l := range strings.Split(ts.logs.String(), "\n") {
+		if strings.Contains(l, `msg="slow request"`) && phaseIn(t, l, "total") < 50*time.Millisecond {
+			t.Errorf("a request faster than the 50ms threshold was logged as slow: %s", l)
+		}
 	}
 }
 
