@@ -53,6 +53,13 @@ func startTestServer(t *testing.T, store registry.Interface, configure ...func(*
 	t.Cleanup(func() {
 		s.endWatches() // httptest.Close waits for open watches
 		ts.Close()
+		// The rest of the server's stop: its handlers' goroutines, and
+		// the table it followed (testResources outlives it).
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
 	})
 	return &testServer{Server: s, http: ts, logs: logs}
 }

@@ -77,7 +77,7 @@ type openAPIIndexEntry struct {
 
 // newOpenAPIHandler serves /openapi/v2, /openapi/v3 and /openapi/v3/<gv>
 // for the resources of table, following its changes.
-func newOpenAPIHandler(table *registry.Table) http.Handler {
+func newOpenAPIHandler(table *registry.Table) *openAPIHandler {
 	h := &openAPIHandler{table: table}
 	for _, r := range table.Subscribe(h) {
 		if r.OpenAPIV3 == nil {

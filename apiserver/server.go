@@ -35,8 +35,10 @@ type Server struct {
 	// metricsPage serves /metrics.
 	metricsPage http.Handler
 
-	discovery http.Handler
-	openapi   http.Handler
+	// discovery and openapi follow the table (registry.Table.Subscribe)
+	// until Shutdown.
+	discovery *liveDiscovery
+	openapi   *openAPIHandler
 	health    http.Handler
 	// ready and readyChecks are what /readyz runs (health.go); written
 	// only before Start.

@@ -41,7 +41,10 @@ import (
 //  3. wait for in-flight requests, including handlers that outlived
 //     their deadline, so that every write finishes, or until ctx ends,
 //     then close whatever connections are left;
-//  4. return.
+//  4. stop following the resource table: discovery and OpenAPI
+//     unsubscribe, so that a table that outlives the server (one
+//     process may run many stacks) no longer holds them;
+//  5. return.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	srv := s.httpServer
@@ -74,6 +77,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = errors.Join(err, fmt.Errorf("apiserver: requests still running at shutdown: %w", ctx.Err()))
 	}
+	s.resources.Unsubscribe(s.discovery)
+	s.resources.Unsubscribe(s.openapi)
 	return err
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"minicp/internal/testsupport"
+	"minicp/registry"
 )
 
 // A connection on which no request has arrived does not hold Shutdown:
@@ -120,5 +121,25 @@ func TestShutdownEndsACPUProfileEarly(t *testing.T) {
 	}
 	if a := <-answered; a.err != nil || a.code != http.StatusOK {
 		t.Errorf("the profile request: got %d (%v), want 200 with the profile so far", a.code, a.err)
+	}
+}
+
+// A server follows its resource table (discovery, OpenAPI) until it shuts
+// down; then the table no longer holds it, so a table that outlives its
+// servers (every test here shares one) does not keep them all.
+func TestShutdownStopsFollowingTheResourceTable(t *testing.T) {
+	table := registry.NewBuiltinTable()
+	s, err := New(NewConfig(), table, newFakeStore(), nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if got := table.Subscribers(); got != 2 {
+		t.Fatalf("a new server: the table has %d subscribers, want 2 (discovery and OpenAPI)", got)
+	}
+	if err := s.Shutdown(testContext(t)); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if got := table.Subscribers(); got != 0 {
+		t.Errorf("after Shutdown: the table has %d subscribers, want 0", got)
 	}
 }

@@ -79,7 +79,8 @@
 // resources come and go (package crd): each state is an immutable
 // snapshot that Table.Change swaps in whole, readers never lock, and
 // subscribers (the watch cache, discovery, OpenAPI) hear of every change
-// in order (table.go states who may see what mid-change). A Resource
+// in order until they unsubscribe (table.go states who may see what
+// mid-change). A Resource
 // itself never changes once in a table; the field managers the apiserver
 // derives from it are kept in it (Resource.FieldManager), so they go away
 // with it. No package keeps a list of resources of its own, and no code

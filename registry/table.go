@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,6 +188,25 @@ func (t *Table) Subscribe(s TableSubscriber) []*Resource {
 	defer t.mu.Unlock()
 	t.subs = append(t.subs, s)
 	return t.All()
+}
+
+// Unsubscribe stops s from hearing of changes: once it returns, s is not
+// being told of one and will not be again. A component that subscribed
+// unsubscribes when it stops, so that a table that outlives it (one
+// process may start and stop many stacks) neither keeps it nor tells it
+// of changes. Unsubscribing what is not subscribed does nothing. Like
+// Change, it must not be called from TableChanged.
+func (t *Table) Unsubscribe(s TableSubscriber) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.subs = slices.DeleteFunc(t.subs, func(sub TableSubscriber) bool { return sub == s })
+}
+
+// Subscribers returns how many subscribers hear of the table's changes.
+func (t *Table) Subscribers() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.subs)
 }
 
 // All returns the resources in discovery order. The slice is the caller's;

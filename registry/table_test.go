@@ -66,6 +66,26 @@ func TestTableChangeAddsAndRemovesInOneSwap(t *testing.T) {
 	}
 }
 
+// An unsubscribed subscriber hears of no later change, and the others
+// still do.
+func TestTableUnsubscribeEndsOnlyThatSubscription(t *testing.T) {
+	table := NewBuiltinTable()
+	var gone, kept recorder
+	table.Subscribe(&gone)
+	table.Subscribe(&kept)
+	table.Unsubscribe(&gone)
+	table.Unsubscribe(&gone) // twice: nothing more happens
+	if got := table.Subscribers(); got != 1 {
+		t.Fatalf("Subscribers() = %d after one of two unsubscribed, want 1", got)
+	}
+	if err := table.Change(nil, []*Resource{widget("widgets", "v1")}); err != nil {
+		t.Fatal(err)
+	}
+	if len(gone.added) != 0 || len(kept.added) != 1 {
+		t.Fatalf("the unsubscribed heard %d additions, the other %d; want 0 and 1", len(gone.added), len(kept.added))
+	}
+}
+
 func TestTableChangeThatFailsChangesNothing(t *testing.T) {
 	table := NewBuiltinTable()
 	before := len(table.All())
