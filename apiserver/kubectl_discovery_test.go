@@ -46,6 +46,7 @@ current-context: minicp
 func newDocumentsServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	discovery, openapi := newDiscoveryHandler(testResources.All()), newOpenAPIHandler(testResources)
+	t.Cleanup(func() { testResources.Unsubscribe(openapi) })
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/openapi/") {
 			openapi.ServeHTTP(w, r)

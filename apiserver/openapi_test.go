@@ -27,8 +27,12 @@ import (
 
 func newOpenAPIServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(newOpenAPIHandler(testResources))
-	t.Cleanup(srv.Close)
+	h := newOpenAPIHandler(testResources)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		testResources.Unsubscribe(h)
+	})
 	return srv
 }
 
