@@ -55,8 +55,7 @@ type Cache struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// closed is closed by Close, once.
-	closed    chan struct{}
+	// closeOnce makes Close run once.
 	closeOnce sync.Once
 }
 
@@ -90,7 +89,7 @@ func New(store Storage, resources *registry.Table, cfg Config) (*Cache, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{store: store, resources: resources, cfg: cfg, stops: map[*registry.Resource]context.CancelFunc{},
-		metrics: newCacheMetrics(cfg.Metrics), ctx: ctx, cancel: cancel, closed: make(chan struct{})}
+		metrics: newCacheMetrics(cfg.Metrics), ctx: ctx, cancel: cancel}
 	c.caches.Store(&map[*registry.Resource]*resourceCache{})
 	// Subscribe first, so that no change is missed; a resource the table
 	// dropped meanwhile is skipped (Contains).
@@ -137,11 +136,6 @@ func (c *Cache) startLocked(res *registry.Resource, size int) *resourceCache {
 func (c *Cache) TableChanged(added, removed []*registry.Resource) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	select {
-	case <-c.closed:
-		return
-	default:
-	}
 	caches := make(map[*registry.Resource]*resourceCache, len(*c.caches.Load())+len(added))
 	for res, rc := range *c.caches.Load() {
 		caches[res] = rc
@@ -173,16 +167,17 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 }
 
 // Close stops the cache, in this order:
-//  1. new watches are refused (503) and waits for readiness give up;
-//  2. every feed's etcd watch is cancelled and its goroutines end;
-//  3. every client watch still open is ended (its result channel closes).
+//  1. the cache stops following its table (registry.Table.Unsubscribe):
+//     once that returns, no TableChanged runs or will run, so none starts
+//     a cache after this;
+//  2. new watches are refused (503) and waits for readiness give up;
+//  3. every feed's etcd watch is cancelled and its goroutines end;
+//  4. every client watch still open is ended (its result channel closes).
 //
 // Reads after Close go to the Storage. Close is safe to call more than once.
 func (c *Cache) Close() {
 	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		close(c.closed) // under mu: no TableChanged starts a cache after this
-		c.mu.Unlock()
+		c.resources.Unsubscribe(c) // takes the table's lock: not under c.mu
 		c.cancel()
 		c.wg.Wait()
 		for _, rc := range *c.caches.Load() {

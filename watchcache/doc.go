@@ -51,11 +51,11 @@
 //
 // # Resources that come and go
 //
-// The cache follows its resource table (registry.Table.Subscribe): a
-// resource added at run time (a custom resource, when its CRD is
-// Established) gets a resourceCache of its own, started at once; one that
-// leaves the table has its context cancelled, which ends its two
-// goroutines and every client watch of it. Cache.caches is a map that is
+// The cache follows its resource table (registry.Table.Subscribe) until
+// Close unsubscribes it: a resource added at run time (a custom resource,
+// when its CRD is Established) gets a resourceCache of its own, started
+// at once; one that leaves the table has its context cancelled, which
+// ends its two goroutines and every client watch of it. Cache.caches is a map that is
 // never modified but replaced whole (copy on write) by TableChanged, under
 // Cache.mu; every read loads it without a lock. Lock order: the table's
 // writer lock, then Cache.mu, then a resourceCache's mu. A request that

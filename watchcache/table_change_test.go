@@ -15,7 +15,8 @@ import (
 
 // A resource added to the table gets a cache of its own, and loses it
 // (its watches end) when it leaves; requests for it meanwhile are served
-// by the Storage. Run with -race.
+// by the Storage. Once closed, the cache no longer follows the table. Run
+// with -race.
 func TestResourcesAddedToTheTableAreCachedAndRemovedOnesAreNot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -79,5 +80,10 @@ func TestResourcesAddedToTheTableAreCachedAndRemovedOnesAreNot(t *testing.T) {
 	// Still answered, from etcd.
 	if _, err := cache.Get(ctx, extra, "default", "a", registry.GetOptions{}); err != nil {
 		t.Fatalf("GET of a removed resource's object: %v, want it read from etcd", err)
+	}
+	// Closed, the cache no longer follows the table.
+	cache.Close()
+	if got := table.Subscribers(); got != 0 {
+		t.Errorf("after Close: the table has %d subscribers, want 0", got)
 	}
 }
