@@ -93,7 +93,7 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 	// The first create may come before discovery and routing have the
 	// resource: retry until it is served, and measure when it is.
 	var first *unstructured.Unstructured
-	framework.Eventually(t, 5*time.Second, "the first CronTab to be created", func() bool {
+	framework.Eventually(t, 30*time.Second, "the first CronTab to be created", func() bool {
 		var err error
 		first, err = dyn.Resource(crontabsV1).Namespace("default").Create(ctx, crontab("first", "* * * * */5"), metav1.CreateOptions{})
 		return err == nil
@@ -114,10 +114,14 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 	}
 
 	// Discovery: legacy and aggregated, with short names and categories.
-	resources, err := s.Clientset.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The table serves a new resource before its subscribers hear of it,
+	// one after the other, so discovery may still lag the first create
+	// (as upstream's discovery lags its handlers): wait for it.
+	var resources *metav1.APIResourceList
+	framework.Eventually(t, 30*time.Second, "stable.example.com/v1 in discovery", func() bool {
+		resources, err = s.Clientset.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1")
+		return err == nil
+	})
 	var names []string
 	for _, r := range resources.APIResources {
 		names = append(names, r.Name)
@@ -192,7 +196,7 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 	if err != nil || keys.Count != 0 {
 		t.Fatalf("keys under /registry/stable.example.com/ after the CRD's deletion: %v %v, want none", keys.Count, err)
 	}
-	framework.Eventually(t, 5*time.Second, "stable.example.com/v1 to leave discovery", func() bool {
+	framework.Eventually(t, 30*time.Second, "stable.example.com/v1 to leave discovery", func() bool {
 		_, err := s.Clientset.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1")
 		return apierrors.IsNotFound(err)
 	})
