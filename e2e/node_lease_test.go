@@ -255,19 +255,22 @@ func watchDelete(ctx context.Context, t *testing.T, c *clientv3.Client, key stri
 // still win five races in a row against one renewal, which then gives up
 // and is retried after a 200 ms backoff, as upstream's kubelet does
 // (maxUpdateRetries): such a failure is allowed; what must hold is that
-// no Lease lapses and no two renewals are more than a second apart.
+// no Lease lapses and no renewal waits for the next one's turn.
 func TestRenewalsStayOnTimeUnderConflictsFromAnotherWriter(t *testing.T) {
+	// An 8 s Lease is renewed every 2 s (plus up to 4% jitter), long
+	// beside the delays a loaded machine adds to a renewal.
+	const duration, interval = 8 * time.Second, 2 * time.Second
 	s := nodeStack(t, time.Minute, false)
-	agent := startAgent(t, s, 1, "worker-", 2*time.Second) // renewed every 500 ms
+	agent := startAgent(t, s, 1, "worker-", duration)
 	leases := s.Clientset.CoordinationV1().Leases(lease.NodeLeaseNamespace)
-	ctx := framework.Context(t, 30*time.Second)
+	ctx := framework.Context(t, 60*time.Second)
 
 	w, err := leases.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=worker-0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	stop := time.Now().Add(3 * time.Second)
+	stop := time.Now().Add(3 * interval)
 	writes := 0
 	for time.Now().Before(stop) { // another writer, a hundred times a second
 		l, err := leases.Get(ctx, "worker-0", metav1.GetOptions{})
@@ -289,9 +292,16 @@ func TestRenewalsStayOnTimeUnderConflictsFromAnotherWriter(t *testing.T) {
 	if snap.Conflicts == 0 || snap.Lapses != 0 || snap.Renewals == 0 {
 		t.Errorf("agent: got %d renewals, %d conflicts, %d lapses; want renewals, some conflicts and no lapse", snap.Renewals, snap.Conflicts, snap.Lapses)
 	}
+	// renewTime is when a renewal began. The next begins an interval
+	// (and jitter) later; one that gave up is retried 200 ms after it
+	// began, or at once if its five attempts took longer. 3 s leaves the
+	// retry and a loaded machine's scheduling most of a second, and stays
+	// clear of the 4 s an agent would leave that, after a 409, waited for
+	// the next renewal's turn.
 	maxGap := renewalGap(t, w)
-	if maxGap > time.Second {
-		t.Errorf("longest gap between renewals: %v, want about 500 ms", maxGap)
+	t.Logf("longest gap between renewals: %v", maxGap)
+	if maxGap > 3*time.Second {
+		t.Errorf("longest gap between renewals: %v, want about the %v renewal interval", maxGap, interval)
 	}
 	final, err := leases.Get(ctx, "worker-0", metav1.GetOptions{})
 	if err != nil {
