@@ -96,14 +96,14 @@ func (w *warningRecorder) all() []string {
 // warnings, when not nil, receives the warnings of the Widgets client.
 func installWidgets(t *testing.T, s *framework.Stack, warnings *warningRecorder) dynamic.NamespaceableResourceInterface {
 	t.Helper()
-	ctx := framework.Context(t, 30*time.Second)
+	ctx := framework.Context(t, time.Minute)
 	installCRD(t, ctx, clientset.NewForConfigOrDie(s.RESTConfig), testsupport.DecodeCRD(t, widgetsCRD))
 	cfg := rest.CopyConfig(s.RESTConfig)
 	if warnings != nil {
 		cfg.WarningHandler = warnings
 	}
 	widgets := dynamic.NewForConfigOrDie(cfg).Resource(widgetsV1)
-	framework.Eventually(t, 5*time.Second, "Widgets to be served", func() bool {
+	framework.Eventually(t, 30*time.Second, "Widgets to be served", func() bool {
 		_, err := widgets.Namespace("default").List(ctx, metav1.ListOptions{})
 		return err == nil
 	})
@@ -277,7 +277,7 @@ func TestASchemaChangeAppliesToStoredCustomResources(t *testing.T) {
 		t.Fatalf("updating the CRD: %v", err)
 	}
 
-	framework.Eventually(t, 5*time.Second, "the stored Widget to be read with the new default", func() bool {
+	framework.Eventually(t, 30*time.Second, "the stored Widget to be read with the new default", func() bool {
 		got, err := widgets.Get(ctx, "old", metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -287,7 +287,7 @@ func TestASchemaChangeAppliesToStoredCustomResources(t *testing.T) {
 	})
 	// The OpenAPI document of the group-version describes the new field.
 	disco := discovery.NewDiscoveryClientForConfigOrDie(s.RESTConfig)
-	framework.Eventually(t, 5*time.Second, "/openapi/v3 to describe spec.color", func() bool {
+	framework.Eventually(t, 30*time.Second, "/openapi/v3 to describe spec.color", func() bool {
 		paths, err := disco.OpenAPIV3().Paths()
 		if err != nil || paths["apis/schema.example.com/v1"] == nil {
 			return false

@@ -44,7 +44,7 @@ func createWhenServed(t *testing.T, ctx context.Context, dyn dynamic.Interface, 
 	gvr := crontabsV1
 	gvr.Version = strings.TrimPrefix(obj.GetAPIVersion(), "stable.example.com/")
 	var created *unstructured.Unstructured
-	framework.Eventually(t, 5*time.Second, "the CronTab to be created", func() bool {
+	framework.Eventually(t, 30*time.Second, "the CronTab to be created", func() bool {
 		var err error
 		created, err = dyn.Resource(gvr).Namespace("default").Create(ctx, obj, metav1.CreateOptions{})
 		return err == nil

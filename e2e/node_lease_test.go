@@ -151,7 +151,7 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 	if latest := grace + 2*monitorPeriod + 1500*time.Millisecond; seen.by.Sub(last) < grace || seen.after.Sub(last) > latest {
 		t.Errorf("detected %v to %v after the last heartbeat, want between the grace period %v and %v", seen.after.Sub(last), seen.by.Sub(last), grace, latest)
 	}
-	framework.Eventually(t, 5*time.Second, "the unreachable taints", func() bool {
+	framework.Eventually(t, 30*time.Second, "the unreachable taints", func() bool {
 		keys := taintKeys(getNodeE2E(t, s, "worker-0"))
 		return keys["node.kubernetes.io/unreachable:NoSchedule"] && keys["node.kubernetes.io/unreachable:NoExecute"]
 	})
@@ -171,7 +171,7 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 
 	startAgent(t, s, 1, "worker-", 4*time.Second)
 	_, _ = waitReady(t, s, "worker-0", corev1.ConditionTrue, 10*time.Second)
-	framework.Eventually(t, 5*time.Second, "the taints to go", func() bool {
+	framework.Eventually(t, 30*time.Second, "the taints to go", func() bool {
 		return len(getNodeE2E(t, s, "worker-0").Spec.Taints) == 0
 	})
 }
