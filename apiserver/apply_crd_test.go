@@ -13,51 +13,11 @@ import (
 	"minicp/registry"
 )
 
-// widgetsCRD has status and scale subresources and a list merged by key.
-const widgetsCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources:
-      status: {}
-      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              replicas: {type: integer}
-              ports:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [name]
-                items:
-                  type: object
-                  required: [name]
-                  properties:
-                    name: {type: string}
-                    port: {type: integer}
-          status:
-            type: object
-            properties:
-              replicas: {type: integer}
-`
-
 const widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
 
 func startWithWidgets(t *testing.T) *testServer {
 	t.Helper()
-	return startWithResources(t, servedResourcesOf(t, widgetsCRD))
+	return startWithResources(t, servedResourcesOf(t, testsupport.WidgetsCRD))
 }
 
 // servedResourcesOf decodes a CRD written in YAML and returns the
