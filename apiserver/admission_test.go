@@ -4,22 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"minicp/internal/testetcd"
-	"minicp/internal/testsupport"
 	"minicp/registry"
 )
 
@@ -28,38 +22,13 @@ import (
 // before it serves anything.
 func startAdmissionServer(t *testing.T, configure func(*Config), setup func(*Server)) *testServer {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	etcd := testetcd.Start(t)
-	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &testsupport.SyncBuffer{}
-	cfg := NewConfig()
-	cfg.AnonymousAuth = true // authentication has its own tests (authn_test.go)
-	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var configures []func(*Config)
 	if configure != nil {
-		configure(&cfg)
+		configures = append(configures, configure)
 	}
-	s, err := New(cfg, testResources, store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if setup != nil {
-		setup(s)
-	}
-	hs := httptest.NewUnstartedServer(s.Handler())
-	hs.Config.RegisterOnShutdown(s.endWatches)
-	hs.Start()
-	t.Cleanup(func() {
-		s.endWatches()
-		hs.Close()
-	})
-	ts := &testServer{Server: s, http: hs, logs: logs}
-	if _, err := ts.clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the default namespace: %v", err)
-	}
+	store, _ := newEtcdStore(t, testResources, registry.Options{})
+	ts := startServing(t, testResources, store, setup, configures...)
+	ts.createDefaultNamespace(t)
 	return ts
 }
 

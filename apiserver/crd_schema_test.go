@@ -2,16 +2,12 @@ package apiserver
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"minicp/internal/testetcd"
 	"minicp/registry"
 )
 
@@ -23,32 +19,17 @@ func startWithGadgets(t *testing.T) *testServer {
 }
 
 // startWithResources serves the built-in kinds and resources from a real
-// etcd-backed Store.
+// etcd-backed Store, without NamespaceLifecycle: no namespace is made.
 func startWithResources(t *testing.T, resources []*registry.Resource) *testServer {
 	t.Helper()
 	table := registry.NewBuiltinTable()
 	if err := table.Change(nil, resources); err != nil {
 		t.Fatal(err)
 	}
-	etcd := testetcd.Start(t)
-	store, err := registry.NewStore(etcd.Client(), table, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatalf("NewStore: %v", err)
-	}
-	cfg := NewConfig()
-	cfg.AnonymousAuth = true
-	cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := New(cfg, table, store, nil)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		s.endWatches()
-		ts.Close()
+	store, _ := newEtcdStore(t, table, registry.Options{})
+	return startServing(t, table, store, nil, func(cfg *Config) {
+		cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName}
 	})
-	return &testServer{Server: s, http: ts}
 }
 
 const gadgetsPath = "/apis/example.com/v1/namespaces/default/gadgets"

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -28,29 +27,18 @@ func newDiscoveryServer(t *testing.T) *httptest.Server {
 // returning the response's Content-Type.
 func getDocument(t *testing.T, srv *httptest.Server, path, accept string, out any) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var headers []string
 	if accept != "" {
-		req.Header.Set("Accept", accept)
+		headers = append(headers, "Accept: "+accept)
 	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
+	r := fetch(t, srv, http.MethodGet, path, "", headers...)
+	if r.code != http.StatusOK {
+		t.Fatalf("GET %s: got %d %s, want 200", path, r.code, r.body)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(r.body, out); err != nil {
+		t.Fatalf("GET %s: decoding %s: %v", path, r.body, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: got %d %s, want 200", path, resp.StatusCode, body)
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		t.Fatalf("GET %s: decoding %s: %v", path, body, err)
-	}
-	return resp.Header.Get("Content-Type")
+	return r.header.Get("Content-Type")
 }
 
 func TestClientGoDiscoversEveryResourceThroughAggregatedDiscovery(t *testing.T) {
@@ -207,15 +195,9 @@ func TestLegacyDiscoveryDocumentsDecodeIntoTheirTypes(t *testing.T) {
 func TestDiscoveryAnswersUnknownPathsWithNotFoundStatus(t *testing.T) {
 	srv := newDiscoveryServer(t)
 	for _, path := range []string{"/apis/certificates.k8s.io", "/apis/certificates.k8s.io/v1", "/api/v2", "/apis/coordination.k8s.io/v2"} {
-		resp, err := srv.Client().Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var status metav1.Status
-		err = json.NewDecoder(resp.Body).Decode(&status)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
-			t.Errorf("GET %s: got %d %+v (%v), want 404 NotFound Status", path, resp.StatusCode, status, err)
+		r := fetch(t, srv, http.MethodGet, path, "")
+		if status := r.status(t); r.code != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
+			t.Errorf("GET %s: got %d %+v, want 404 NotFound Status", path, r.code, status)
 		}
 	}
 }

@@ -3,8 +3,6 @@ package apiserver
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"testing"
@@ -17,10 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"minicp/internal/testetcd"
 	"minicp/internal/testsupport"
 	"minicp/registry"
 )
@@ -29,20 +25,12 @@ import (
 // single-member etcd, and creates the "default" namespace.
 func startWithEtcd(t *testing.T) (*testServer, *clientv3.Client) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	etcd := testetcd.Start(t)
-	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatalf("NewStore: %v", err)
-	}
+	store, client := newEtcdStore(t, testResources, registry.Options{})
 	// Registered after etcd's cleanup, so it runs first: the server stops
 	// before etcd does.
 	ts := startTestServer(t, store)
-	if _, err := ts.clientset(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the default namespace: %v", err)
-	}
-	return ts, etcd.Client()
+	ts.createDefaultNamespace(t)
+	return ts, client
 }
 
 // M1 and M4: client-go, in JSON and protobuf, drives
@@ -50,7 +38,7 @@ func startWithEtcd(t *testing.T) (*testServer, *clientv3.Client) {
 // is its transaction's revision, and a watch reports exactly those writes.
 func TestClientGoAgainstTheEtcdStore(t *testing.T) {
 	ts, _ := startWithEtcd(t)
-	for name, cs := range map[string]*kubernetes.Clientset{"json": ts.clientset(t), "protobuf": ts.protobufClientset(t)} {
+	for name, cs := range ts.clientsets(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := testContext(t)
 			pods := cs.CoreV1().Pods("default")

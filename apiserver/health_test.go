@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,16 +12,8 @@ import (
 // getHealth fetches path and returns the status code and body.
 func getHealth(t *testing.T, srv *httptest.Server, path string) (int, string) {
 	t.Helper()
-	resp, err := srv.Client().Get(srv.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	r := fetch(t, srv, http.MethodGet, path, "")
+	return r.code, string(r.body)
 }
 
 func TestHealthEndpointsAnswerOkWhenEtcdIsReady(t *testing.T) {

@@ -3,15 +3,12 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"minicp/internal/testetcd"
 	"minicp/registry"
 )
 
@@ -74,16 +71,9 @@ func TestUpdateManagersAreCappedAtTen(t *testing.T) {
 // patch); too large without them too, it is 413. An apply is not retried:
 // its managedFields are what it is about.
 func TestAnObjectTooLargeWithManagedFieldsIsStoredWithoutThem(t *testing.T) {
-	etcd := testetcd.Start(t)
-	store, err := registry.NewStore(etcd.Client(), testResources, registry.Options{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxObjectBytes: 2000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, _ := newEtcdStore(t, testResources, registry.Options{MaxObjectBytes: 2000})
 	ts := startTestServer(t, store)
-	if r := ts.do(t, "POST", "/api/v1/namespaces", `{"metadata":{"name":"default"}}`, "Content-Type: application/json"); r.code != http.StatusCreated {
-		t.Fatalf("namespace: %d %s", r.code, r.body)
-	}
+	ts.createDefaultNamespace(t)
 	// 40 keys: about 1,500 bytes of data, and as many again of managedFields.
 	data := map[string]string{}
 	for i := range 40 {

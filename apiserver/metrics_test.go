@@ -1,7 +1,7 @@
 package apiserver
 
 import (
-	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -61,15 +61,7 @@ func TestMetricsEndpointExposesRequestSeriesWithUpstreamLabels(t *testing.T) {
 	m.observe("PATCH", "", "v1", "nodes", "status", "resource", 200, 3*time.Millisecond)
 	srv := httptest.NewServer(metricsHandler(reg))
 	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := fetch(t, srv, http.MethodGet, "", "").body
 	for _, want := range []string{
 		`apiserver_request_total{code="200",component="apiserver",group="",resource="nodes",scope="resource",subresource="status",verb="PATCH",version="v1"}`,
 		`apiserver_request_duration_seconds_bucket{component="apiserver",group="",resource="nodes",scope="resource",subresource="status",verb="PATCH",version="v1",le="0.005"} `,

@@ -2,15 +2,14 @@ package apiserver
 
 import (
 	"encoding/json"
-	"reflect"
-
-	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -201,15 +200,9 @@ func TestOpenAPIDocumentHashIsCacheableAndOutdatedHashesRedirect(t *testing.T) {
 
 func TestUnknownOpenAPIGroupVersionIsNotFound(t *testing.T) {
 	srv := newOpenAPIServer(t)
-	resp, err := srv.Client().Get(srv.URL + "/openapi/v3/apis/certificates.k8s.io/v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var status metav1.Status
-	err = json.NewDecoder(resp.Body).Decode(&status)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
-		t.Errorf("got %d %+v (%v), want 404 NotFound Status", resp.StatusCode, status, err)
+	r := fetch(t, srv, http.MethodGet, "/openapi/v3/apis/certificates.k8s.io/v1", "")
+	if status := r.status(t); r.code != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
+		t.Errorf("got %d %+v, want 404 NotFound Status", r.code, status)
 	}
 }
 

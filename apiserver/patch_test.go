@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 )
 
 // The three patch types kubectl sends apply through client-go, in JSON and
@@ -17,7 +16,7 @@ import (
 // of replacing the list, as a merge patch would.
 func TestEveryPatchTypeApplies(t *testing.T) {
 	ts := startTestServer(t, newFakeStore())
-	for name, cs := range map[string]*kubernetes.Clientset{"json": ts.clientset(t), "protobuf": ts.protobufClientset(t)} {
+	for name, cs := range ts.clientsets(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := testContext(t)
 			pods := cs.CoreV1().Pods("default")

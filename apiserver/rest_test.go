@@ -11,14 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // client-go, in JSON and in protobuf, can create, read, list, update and
 // delete through the HTTP layer.
 func TestClientGoRoundTripsObjectsInJSONAndProtobuf(t *testing.T) {
 	ts := startTestServer(t, newFakeStore())
-	for name, cs := range map[string]*kubernetes.Clientset{"json": ts.clientset(t), "protobuf": ts.protobufClientset(t)} {
+	for name, cs := range ts.clientsets(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := testContext(t)
 			pods := cs.CoreV1().Pods("default")

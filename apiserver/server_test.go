@@ -7,15 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"minicp/internal/testsupport"
 )
@@ -68,29 +65,11 @@ func TestNewConfigHasUpstreamDefaultsAndFlagsChangeThem(t *testing.T) {
 // watches (which would otherwise hold it for half an hour) and returns.
 func TestShutdownEndsOpenWatchesAndStopsListening(t *testing.T) {
 	store := newFakeStore()
-	cfg := NewConfig()
-	cfg.Port = 0
-	cfg.AnonymousAuth = true
-	s, err := New(cfg, testResources, store, nil)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
+	s := startListening(t, store)
 	if !strings.HasPrefix(s.URL(), "http://127.0.0.1:") || strings.HasSuffix(s.URL(), ":0") {
 		t.Fatalf("got URL %q, want http://127.0.0.1:<port>", s.URL())
 	}
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cs.CoreV1().Pods("").Watch(testContext(t), metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("watch: %v", err)
-	}
-	defer w.Stop()
-	testsupport.Eventually(t, 5*time.Second, "the watch to be open", func() bool { return s.openWatches.Load() == 1 })
+	w := watchAllPods(t, s)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -119,21 +98,8 @@ func TestShutdownEndsOpenWatchesAndStopsListening(t *testing.T) {
 func TestShutdownWaitsForInFlightWrites(t *testing.T) {
 	store := newFakeStore()
 	store.createEntered, store.createGate = make(chan struct{}, 1), make(chan struct{})
-	cfg := NewConfig()
-	cfg.Port = 0
-	cfg.AnonymousAuth = true
-	cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName} // the fake store has no namespaces
-	s, err := New(cfg, testResources, store, nil)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startListening(t, store)
+	cs := clientsetOf(t, s)
 	created := make(chan error, 1)
 	go func() {
 		_, err := cs.CoreV1().ConfigMaps("default").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
@@ -297,17 +263,11 @@ func TestRequestsAreCountedWithUpstreamLabels(t *testing.T) {
 }
 
 func TestHandleServesExtraEndpointsAndTheirSubpaths(t *testing.T) {
-	cfg := NewConfig()
-	cfg.AnonymousAuth = true
-	s, err := New(cfg, testResources, newFakeStore(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Handle("/debug/example", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "example:"+r.URL.Path)
-	}))
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	srv := startServing(t, testResources, newFakeStore(), func(s *Server) {
+		s.Handle("/debug/example", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, "example:"+r.URL.Path)
+		}))
+	}).http
 	for path, want := range map[string]string{
 		"/debug/example":     "example:/debug/example",
 		"/debug/example/sub": "example:/debug/example/sub",

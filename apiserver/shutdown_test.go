@@ -12,10 +12,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
 	"minicp/internal/testsupport"
 	"minicp/registry"
 )
@@ -25,35 +21,17 @@ import (
 // take. A client-go transport leaves such connections behind when a
 // request is cancelled while its connection is being dialled.
 func TestShutdownClosesConnectionsThatCarryNoRequest(t *testing.T) {
-	store := newFakeStore()
-	cfg := NewConfig()
-	cfg.Port = 0
-	cfg.AnonymousAuth = true
-	s, err := New(cfg, testResources, store, nil)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cs.CoreV1().Pods("").Watch(testContext(t), metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("watch: %v", err)
-	}
-	defer w.Stop()
+	s := startListening(t, newFakeStore())
+	watchAllPods(t, s)
 	unused, err := net.Dial("tcp", strings.TrimPrefix(s.URL(), "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unused.Close()
-	testsupport.Eventually(t, 5*time.Second, "the watch and the unused connection to be open", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "the unused connection to be open", func() bool {
 		s.conns.mu.Lock()
 		defer s.conns.mu.Unlock()
-		return s.openWatches.Load() == 1 && len(s.conns.unused) == 1
+		return len(s.conns.unused) == 1
 	})
 
 	// Well below net/http's 5 seconds: before the unused connection was
@@ -79,16 +57,7 @@ func isConnReset(err error) bool {
 // A CPU profile runs for its seconds; Shutdown ends it early, and the
 // client gets the profile taken so far.
 func TestShutdownEndsACPUProfileEarly(t *testing.T) {
-	cfg := NewConfig()
-	cfg.Port = 0
-	cfg.AnonymousAuth = true
-	s, err := New(cfg, testResources, newFakeStore(), nil)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
+	s := startListening(t, newFakeStore())
 	type answer struct {
 		code int
 		err  error

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,18 +20,7 @@ import (
 // is closed with the test.
 func (ts *testServer) openWatch(t *testing.T, ctx context.Context, path string, headers ...string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, "GET", ts.http.URL+path, nil)
-	if err != nil {
-		t.Fatalf("request: %v", err)
-	}
-	for _, h := range headers {
-		name, value, _ := strings.Cut(h, ": ")
-		req.Header.Set(name, value)
-	}
-	resp, err := ts.http.Client().Do(req)
-	if err != nil {
-		t.Fatalf("watch %s: %v", path, err)
-	}
+	resp := send(t, ctx, ts.http, "GET", path, "", headers...)
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
 }
