@@ -47,10 +47,12 @@ func reporter(e corev1.Event) string {
 // heartbeats stop, and that it removed it when the Node is deleted. The
 // reasons and messages are upstream's; kubectl shows them.
 func TestNodeLifecycleIsRecordedAsEvents(t *testing.T) {
+	const grace = 3 * time.Second
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
 		c.Nodes.Simulated = 1
+		c.Nodes.Agent.LeaseDuration = 2 * time.Second // renewed every 500 ms, six times a grace period
 		c.Nodes.LifecycleController = true
-		c.Nodes.Controller.GracePeriod = 2 * time.Second
+		c.Nodes.Controller.GracePeriod = grace
 		c.Nodes.Controller.MonitorPeriod = monitorPeriod
 	}})
 	const node = "node-0"
@@ -77,6 +79,13 @@ func TestNodeLifecycleIsRecordedAsEvents(t *testing.T) {
 	framework.Eventually(t, 20*time.Second, "the kubelet's and the controller's start-up events", checkEvents(
 		lease.ReasonStarting, lease.ReasonNodeHasSufficientMemory, lease.ReasonNodeHasNoDiskPressure,
 		lease.ReasonNodeHasSufficientPID, lease.ReasonNodeReady, lease.ReasonRegisteredNode))
+	// Heartbeats for longer than a grace period (and the passes that
+	// follow it) leave the node Ready and unrecorded as NotReady.
+	heartbeating := time.Now()
+	framework.Eventually(t, 20*time.Second, "heartbeats for a grace period", func() bool {
+		l, err := s.Clientset.CoordinationV1().Leases(lease.NodeLeaseNamespace).Get(framework.Context(t, 10*time.Second), node, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.Sub(heartbeating) > grace+2*monitorPeriod
+	})
 	if _, seen := nodeEvents(t, s, node)[lease.ReasonNodeNotReady]; seen {
 		t.Fatalf("NodeNotReady recorded while the node heartbeats")
 	}
