@@ -227,7 +227,7 @@ func TestKubectlExplainsAndStrictlyValidatesCustomResources(t *testing.T) {
 	installWidgets(t, s, nil)
 
 	var out string
-	framework.Eventually(t, 10*time.Second, "kubectl explain to know Widgets", func() bool {
+	framework.Eventually(t, 30*time.Second, "kubectl explain to know Widgets", func() bool {
 		var err error
 		out, err = kubectlErr(t, s, "explain", "widgets.spec")
 		return err == nil

@@ -73,7 +73,7 @@ func installCRD(t *testing.T, ctx context.Context, cs clientset.Interface, crd *
 	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 10*time.Second, crd.Name+" to be Established", func() bool {
+	framework.Eventually(t, 30*time.Second, crd.Name+" to be Established", func() bool {
 		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 		return err == nil && apihelpers.IsCRDConditionTrue(got, apiextensionsv1.Established) && apihelpers.IsCRDConditionTrue(got, apiextensionsv1.NamesAccepted)
 	})

@@ -187,7 +187,7 @@ func TestCustomResourceDefinitionsAreValidatedAndNamesAccepted(t *testing.T) {
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, clash, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 10*time.Second, "the clashing CRD to be refused its kind", func() bool {
+	framework.Eventually(t, 30*time.Second, "the clashing CRD to be refused its kind", func() bool {
 		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, clash.Name, metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -216,7 +216,7 @@ func TestCreatingACustomResourceOfATerminatingCRDIsRefused(t *testing.T) {
 	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "crontabs.stable.example.com", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 10*time.Second, "creates to be refused while the CRD terminates", func() bool {
+	framework.Eventually(t, 30*time.Second, "creates to be refused while the CRD terminates", func() bool {
 		_, err := dyn.Resource(crontabsV1).Namespace("default").Create(ctx, crontab("late", "* * * * *"), metav1.CreateOptions{})
 		return apierrors.IsMethodNotSupported(err)
 	})

@@ -20,10 +20,10 @@ func startThree(t *testing.T) *Cluster {
 	return startCluster(t, cfg)
 }
 
-// eventually polls cond until it holds or 10 s have passed.
+// eventually polls cond until it holds or 30 s have passed.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	testsupport.Eventually(t, 10*time.Second, what, cond)
+	testsupport.Eventually(t, 30*time.Second, what, cond)
 }
 
 func TestStatusReportsMembersLeaderTermRevisionsAndSizes(t *testing.T) {
