@@ -62,7 +62,7 @@ func TestAnOperatorInstallsItsCRDAndUsesItsObjects(t *testing.T) {
 	if err := c.Create(ctx, crd); err != nil {
 		t.Fatalf("installing the CRD: %v", err)
 	}
-	framework.Eventually(t, 10*time.Second, "the CRD to be Established", func() bool {
+	framework.Eventually(t, 30*time.Second, "the CRD to be Established", func() bool {
 		err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd)
 		return err == nil && apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
 	})
@@ -72,7 +72,7 @@ func TestAnOperatorInstallsItsCRDAndUsesItsObjects(t *testing.T) {
 	widget.SetName("first")
 	widget.SetNamespace("default")
 	widget.Object["spec"] = map[string]any{"size": int64(3)}
-	framework.Eventually(t, 10*time.Second, "the first Widget to be created", func() bool {
+	framework.Eventually(t, 30*time.Second, "the first Widget to be created", func() bool {
 		return c.Create(ctx, widget.DeepCopy()) == nil
 	})
 	if err := c.Get(ctx, client.ObjectKeyFromObject(widget), widget); err != nil {
