@@ -244,7 +244,10 @@ func TestAListTimesOutWhileEtcdIsHealthyBecauseTheCacheIsWaiting(t *testing.T) {
 		return wait.count > 0
 	})
 	t.Logf("LIST 504 after %v: etcd %.4fs in %d requests, cache read wait %.3fs", took, etcd.sum, etcd.count, wait.sum)
-	if etcd.sum > 0.2 {
+	// The LIST's etcd requests (its revision read) take milliseconds,
+	// more on a loaded machine; a LIST that had waited in etcd would show
+	// most of its 1 s timeout there.
+	if etcd.sum > 0.5 {
 		t.Errorf("etcd_request_duration_seconds{type=configmaps}: +%.3fs, want flat: etcd is healthy", etcd.sum)
 	}
 	if wait.sum < 0.9 {
