@@ -61,13 +61,24 @@ type openAPIHandler struct {
 	v2Once    sync.Once
 	builtinV2 object
 
-	// mu guards v3 (the current v3 index and documents) and v2 (the
-	// current v2 document), built-in and custom together. TableChanged
-	// clears them (under the table's writer lock, so it only takes mu);
-	// the next request rebuilds the one it needs, holding mu.
+	// mu guards v3 (the current v3 index and documents), v2 (the current
+	// v2 document), built-in and custom together, and gen. It is held
+	// only to read or store them, never across a build: TableChanged
+	// runs under the table's writer lock, and every change of the table
+	// (a CRD's) would otherwise wait for a build in progress, seconds
+	// for a v2 document under the race detector.
 	mu sync.Mutex
 	v3 *openAPIV3Set
 	v2 *openAPIV2Set
+	// gen counts TableChanged's clearings: a build stores its result
+	// only if gen has not moved since it began, so a document built from
+	// a table that changed meanwhile is served to its request but never
+	// kept.
+	gen uint64
+	// buildMu serializes builds, so that the requests that find no
+	// document wait for one build instead of each making its own. Taken
+	// before mu, never while holding it.
+	buildMu sync.Mutex
 }
 
 // openAPIIndexEntry is one group-version in the /openapi/v3 index.

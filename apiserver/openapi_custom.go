@@ -35,6 +35,7 @@ func (h *openAPIHandler) TableChanged(added, removed []*registry.Resource) {
 		if describesItself(r) {
 			h.mu.Lock()
 			h.v3, h.v2 = nil, nil
+			h.gen++
 			h.mu.Unlock()
 			return
 		}
@@ -49,12 +50,33 @@ func describesItself(r *registry.Resource) bool {
 // current returns the documents of the table as it is now.
 func (h *openAPIHandler) current() *openAPIV3Set {
 	h.v3Once.Do(h.buildV3)
+	return latest(h, &h.v3, h.buildV3Set)
+}
+
+// latest returns *doc, one of h's documents, built first if the table
+// changed since it was (see mu, gen and buildMu).
+func latest[T any](h *openAPIHandler, doc **T, build func() *T) *T {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.v3 == nil {
-		h.v3 = h.buildV3Set()
+	built := *doc
+	h.mu.Unlock()
+	if built != nil {
+		return built
 	}
-	return h.v3
+	h.buildMu.Lock()
+	defer h.buildMu.Unlock()
+	h.mu.Lock()
+	built, gen := *doc, h.gen
+	h.mu.Unlock()
+	if built != nil { // built while this request waited for buildMu
+		return built
+	}
+	built = build()
+	h.mu.Lock()
+	if h.gen == gen {
+		*doc = built
+	}
+	h.mu.Unlock()
+	return built
 }
 
 // buildV3Set joins the built-in documents and those of the resources in
@@ -126,12 +148,7 @@ type openAPIV2Set struct {
 // currentV2 returns the v2 document of the table as it is now.
 func (h *openAPIHandler) currentV2() *openAPIV2Set {
 	h.v2Once.Do(h.buildV2)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.v2 == nil {
-		h.v2 = h.buildV2Set()
-	}
-	return h.v2
+	return latest(h, &h.v2, h.buildV2Set)
 }
 
 // buildV2Set adds the paths and definitions of the resources that

@@ -3,12 +3,16 @@ package apiserver
 import (
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/util/proto"
 
+	"minicp/internal/testsupport"
 	"minicp/registry"
 )
 
@@ -149,5 +153,65 @@ func TestOpenAPIV2FollowsCustomResourcesInTheTable(t *testing.T) {
 	}
 	if m, _ := models(); m.LookupModel("com.example.v1.Gadget") != nil {
 		t.Fatal("/openapi/v2 still describes Gadgets after their CRD left")
+	}
+}
+
+// A change of the table never waits for a document being built:
+// subscribers are told under the table's writer lock, and every CRD's
+// coming and going goes through it. The document built from the table
+// before the change still answers its request, but the next request sees
+// the change.
+func TestATableChangeDoesNotWaitForAnOpenAPIBuild(t *testing.T) {
+	gadgets, widgets := gadgetResources(t), servedResourcesOf(t, testsupport.WidgetsCRD)
+	building, release := make(chan struct{}), make(chan struct{})
+	var blockOnce sync.Once
+	describe := gadgets[0].OpenAPIV3
+	gadgets[0].OpenAPIV3 = func() (*spec3.OpenAPI, error) { // the first build waits for release
+		blockOnce.Do(func() { close(building); <-release })
+		return describe()
+	}
+	table := registry.NewBuiltinTable()
+	if err := table.Change(nil, gadgets); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newOpenAPIHandler(table))
+	t.Cleanup(srv.Close)
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before srv.Close, which waits for the blocked request
+	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
+
+	firstAnswered, root := make(chan error, 1), openAPIRoot(t, srv)
+	go func() {
+		_, err := root.GroupVersions()
+		firstAnswered <- err
+	}()
+	select {
+	case <-building:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first request did not start building the documents")
+	}
+	changed := make(chan error, 1)
+	go func() { changed <- table.Change(nil, widgets) }()
+	select {
+	case err := <-changed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("adding a resource waited 10 s for the OpenAPI build in progress")
+	}
+	unblock()
+	if err := <-firstAnswered; err != nil {
+		t.Fatalf("the request that built during the change: %v", err)
+	}
+	doc, err := openAPIRoot(t, srv).GVSpec(gv)
+	if err != nil {
+		t.Fatalf("GVSpec: %v", err)
+	}
+	for _, kind := range []string{"com.example.v1.Gadget", "com.example.v1.Widget"} {
+		if doc.Components.Schemas[kind] == nil {
+			t.Errorf("after the change, example.com/v1's document lacks %s: a document built before it was kept", kind)
+		}
 	}
 }
