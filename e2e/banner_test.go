@@ -53,7 +53,7 @@ func TestBannerLinksTheLivePageWhereTheLoginLinkLeads(t *testing.T) {
 					t.Errorf("Run: %v", err)
 				}
 			}()
-			framework.Eventually(t, 30*time.Second, "the banner", func() bool { return strings.Contains(out.String(), "Press Ctrl-C") })
+			framework.Eventually(t, framework.StateTimeout, "the banner", func() bool { return strings.Contains(out.String(), "Press Ctrl-C") })
 
 			banner := out.String()
 			login := regexp.MustCompile(`live page: (\S+)`).FindStringSubmatch(banner)

@@ -50,7 +50,7 @@ func TestApiserverCompactsEtcdEveryCompactionInterval(t *testing.T) {
 	first := createConfigMap(t, s, "first")
 	createConfigMap(t, s, "second")
 	rv := revision(t, first.ResourceVersion)
-	framework.Eventually(t, 30*time.Second, "etcd to be compacted past the first write", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "etcd to be compacted past the first write", func() bool {
 		return compactedRevision(t, s) > rv+1
 	})
 

@@ -39,7 +39,7 @@ func TestGarbageCollectorFollowsCustomResourcesThatComeAndGo(t *testing.T) {
 		return -1
 	}
 	var before float64
-	framework.Eventually(t, 30*time.Second, "the collector to watch the built-in resources", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the collector to watch the built-in resources", func() bool {
 		before = monitored()
 		return before > 0
 	})
@@ -52,13 +52,13 @@ func TestGarbageCollectorFollowsCustomResourcesThatComeAndGo(t *testing.T) {
 	dep := crontab("dependent", "* * * * *")
 	dep.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}})
 	createWhenServed(t, ctx, dyn, dep)
-	framework.Eventually(t, 30*time.Second, "the collector to watch crontabs too", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the collector to watch crontabs too", func() bool {
 		return monitored() == before+1
 	})
 	if err := s.Clientset.CoreV1().ConfigMaps("default").Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the CronTab whose owner is gone to be collected", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the CronTab whose owner is gone to be collected", func() bool {
 		_, err := dyn.Resource(crontabsV1).Namespace("default").Get(ctx, "dependent", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -66,7 +66,7 @@ func TestGarbageCollectorFollowsCustomResourcesThatComeAndGo(t *testing.T) {
 	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "crontabs.stable.example.com", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the collector to stop watching crontabs", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the collector to stop watching crontabs", func() bool {
 		return monitored() == before
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"minicp/e2e/framework"
 )
@@ -85,7 +84,7 @@ func TestKubectlUsesACustomResourceDefinition(t *testing.T) {
 	out := kubectl(t, s, "wait", "--for=condition=Established", "--timeout=10s", "crd/crontabs.stable.example.com")
 	assertContains(t, "kubectl wait", out, "condition met")
 
-	framework.Eventually(t, 30*time.Second, "kubectl to create the CronTab", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "kubectl to create the CronTab", func() bool {
 		_, err := kubectlErr(t, s, "apply", "-f", write("ct.yaml", crontabObjectYAML))
 		return err == nil
 	})
@@ -101,7 +100,7 @@ func TestKubectlUsesACustomResourceDefinition(t *testing.T) {
 
 	// A second version, served at once, reading the same object.
 	kubectl(t, s, "apply", "-f", write("crd2.yaml", strings.Replace(crontabYAML, "%s", crontabV1YAML+crontabV2YAML, 1)))
-	framework.Eventually(t, 30*time.Second, "the v2 CronTab to be readable", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the v2 CronTab to be readable", func() bool {
 		out, err := kubectlErr(t, s, "get", "crontabs.v2.stable.example.com", "my-new-cron-object", "-o", "jsonpath={.apiVersion} {.spec.replicas}")
 		return err == nil && out == "stable.example.com/v2 4"
 	})

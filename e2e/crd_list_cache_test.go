@@ -44,7 +44,7 @@ func TestCustomResourceListFromTheCacheIsAtTheRequestedVersion(t *testing.T) {
 		for _, version := range []string{"v1", "v2"} {
 			path := "/apis/stable.example.com/" + version + "/namespaces/default/crontabs"
 			var cached cronTabList
-			framework.Eventually(t, 30*time.Second, version+" LIST from the cache to show every CronTab", func() bool {
+			framework.Eventually(t, framework.StateTimeout, version+" LIST from the cache to show every CronTab", func() bool {
 				cached = getCronTabList(t, ctx, s, path+"?resourceVersion=0")
 				return len(cached.Items) == n && cached.Items[n-1].Spec["cronSpec"] == cronSpec
 			})

@@ -103,7 +103,7 @@ func installWidgets(t *testing.T, s *framework.Stack, warnings *warningRecorder)
 		cfg.WarningHandler = warnings
 	}
 	widgets := dynamic.NewForConfigOrDie(cfg).Resource(widgetsV1)
-	framework.Eventually(t, 30*time.Second, "Widgets to be served", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "Widgets to be served", func() bool {
 		_, err := widgets.Namespace("default").List(ctx, metav1.ListOptions{})
 		return err == nil
 	})
@@ -227,7 +227,7 @@ func TestKubectlExplainsAndStrictlyValidatesCustomResources(t *testing.T) {
 	installWidgets(t, s, nil)
 
 	var out string
-	framework.Eventually(t, 30*time.Second, "kubectl explain to know Widgets", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "kubectl explain to know Widgets", func() bool {
 		var err error
 		out, err = kubectlErr(t, s, "explain", "widgets.spec")
 		return err == nil
@@ -277,7 +277,7 @@ func TestASchemaChangeAppliesToStoredCustomResources(t *testing.T) {
 		t.Fatalf("updating the CRD: %v", err)
 	}
 
-	framework.Eventually(t, 30*time.Second, "the stored Widget to be read with the new default", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the stored Widget to be read with the new default", func() bool {
 		got, err := widgets.Get(ctx, "old", metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -287,7 +287,7 @@ func TestASchemaChangeAppliesToStoredCustomResources(t *testing.T) {
 	})
 	// The OpenAPI document of the group-version describes the new field.
 	disco := discovery.NewDiscoveryClientForConfigOrDie(s.RESTConfig)
-	framework.Eventually(t, 30*time.Second, "/openapi/v3 to describe spec.color", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "/openapi/v3 to describe spec.color", func() bool {
 		paths, err := disco.OpenAPIV3().Paths()
 		if err != nil || paths["apis/schema.example.com/v1"] == nil {
 			return false

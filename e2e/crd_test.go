@@ -73,7 +73,7 @@ func installCRD(t *testing.T, ctx context.Context, cs clientset.Interface, crd *
 	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, crd.Name+" to be Established", func() bool {
+	framework.Eventually(t, framework.StateTimeout, crd.Name+" to be Established", func() bool {
 		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 		return err == nil && apihelpers.IsCRDConditionTrue(got, apiextensionsv1.Established) && apihelpers.IsCRDConditionTrue(got, apiextensionsv1.NamesAccepted)
 	})
@@ -93,7 +93,7 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 	// The first create may come before discovery and routing have the
 	// resource: retry until it is served, and measure when it is.
 	var first *unstructured.Unstructured
-	framework.Eventually(t, 30*time.Second, "the first CronTab to be created", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the first CronTab to be created", func() bool {
 		var err error
 		first, err = dyn.Resource(crontabsV1).Namespace("default").Create(ctx, crontab("first", "* * * * */5"), metav1.CreateOptions{})
 		return err == nil
@@ -118,7 +118,7 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 	// one after the other, so discovery may still lag the first create
 	// (as upstream's discovery lags its handlers): wait for it.
 	var resources *metav1.APIResourceList
-	framework.Eventually(t, 30*time.Second, "stable.example.com/v1 in discovery", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "stable.example.com/v1 in discovery", func() bool {
 		resources, err = s.Clientset.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1")
 		return err == nil
 	})
@@ -188,7 +188,7 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "crontabs.stable.example.com", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the CRD to be gone", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the CRD to be gone", func() bool {
 		_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "crontabs.stable.example.com", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -196,7 +196,7 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 	if err != nil || keys.Count != 0 {
 		t.Fatalf("keys under /registry/stable.example.com/ after the CRD's deletion: %v %v, want none", keys.Count, err)
 	}
-	framework.Eventually(t, 30*time.Second, "stable.example.com/v1 to leave discovery", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "stable.example.com/v1 to leave discovery", func() bool {
 		_, err := s.Clientset.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1")
 		return apierrors.IsNotFound(err)
 	})

@@ -44,7 +44,7 @@ func createWhenServed(t *testing.T, ctx context.Context, dyn dynamic.Interface, 
 	gvr := crontabsV1
 	gvr.Version = strings.TrimPrefix(obj.GetAPIVersion(), "stable.example.com/")
 	var created *unstructured.Unstructured
-	framework.Eventually(t, 30*time.Second, "the CronTab to be created", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the CronTab to be created", func() bool {
 		var err error
 		created, err = dyn.Resource(gvr).Namespace("default").Create(ctx, obj, metav1.CreateOptions{})
 		return err == nil
@@ -187,7 +187,7 @@ func TestCustomResourceDefinitionsAreValidatedAndNamesAccepted(t *testing.T) {
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, clash, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the clashing CRD to be refused its kind", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the clashing CRD to be refused its kind", func() bool {
 		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, clash.Name, metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -216,7 +216,7 @@ func TestCreatingACustomResourceOfATerminatingCRDIsRefused(t *testing.T) {
 	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "crontabs.stable.example.com", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "creates to be refused while the CRD terminates", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "creates to be refused while the CRD terminates", func() bool {
 		_, err := dyn.Resource(crontabsV1).Namespace("default").Create(ctx, crontab("late", "* * * * *"), metav1.CreateOptions{})
 		return apierrors.IsMethodNotSupported(err)
 	})
@@ -224,7 +224,7 @@ func TestCreatingACustomResourceOfATerminatingCRDIsRefused(t *testing.T) {
 		[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the CRD to be gone", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the CRD to be gone", func() bool {
 		_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "crontabs.stable.example.com", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})

@@ -103,7 +103,7 @@ func TestAConnectionFloodLeavesEtcdItsDescriptors(t *testing.T) {
 		conns = append(conns, c)
 	}
 	t.Logf("%d connections open; minicp had %d descriptors open before", len(conns), base)
-	framework.Eventually(t, 30*time.Second, "minicp to accept connections up to its cap", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "minicp to accept connections up to its cap", func() bool {
 		return openFiles(t, cmd.Process.Pid) >= base+64
 	})
 	for i := range 30 {
@@ -125,7 +125,7 @@ func TestAConnectionFloodLeavesEtcdItsDescriptors(t *testing.T) {
 	}
 	conns = nil
 	fresh := &http.Client{Timeout: 5 * time.Second}
-	framework.Eventually(t, 30*time.Second, "a new client served after the flood", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "a new client served after the flood", func() bool {
 		resp, err := fresh.Get("http://" + host + "/readyz")
 		if err != nil {
 			return false

@@ -339,7 +339,7 @@ func TestMetadataInformersAndTheCollectorsMetrics(t *testing.T) {
 
 	owner := createHeld(t, ctx, s.Clientset, "owner")
 	dep := createOwned(t, ctx, s.Clientset, owner, 1, false)[0]
-	framework.Eventually(t, 30*time.Second, "the metadata informer to see the dependent", saw(dep.Name, "added"))
+	framework.Eventually(t, framework.StateTimeout, "the metadata informer to see the dependent", saw(dep.Name, "added"))
 	deleteWith(t, ctx, s.Clientset, "owner", metav1.DeletePropagationBackground)
 	framework.Eventually(t, 20*time.Second, "the metadata informer to see the dependent collected", saw(dep.Name, "deleted"))
 

@@ -87,7 +87,7 @@ func TestInformersOfEveryGroupSyncAndSeeNewObjects(t *testing.T) {
 	}
 	for name, key := range map[string]string{"deployments": "default/web", "secrets": "default/token", "events.k8s.io": "default/seen"} {
 		inf := watched[name]
-		framework.Eventually(t, 30*time.Second, name+" informer to see "+key, func() bool {
+		framework.Eventually(t, framework.StateTimeout, name+" informer to see "+key, func() bool {
 			_, ok, _ := inf.GetStore().GetByKey(key)
 			return ok
 		})

@@ -106,7 +106,7 @@ func TestALeaderChangeResetsLeaseTTLsUnlessCheckpointed(t *testing.T) {
 			}
 			nodeLease := keyLeaseID(ctx, t, s.Etcd, "/registry/leases/kube-node-lease/worker-0")
 
-			framework.Eventually(t, 30*time.Second, "6 s to pass on the 30 s lease", func() bool {
+			framework.Eventually(t, framework.StateTimeout, "6 s to pass on the 30 s lease", func() bool {
 				return remainingTTL(ctx, t, s.Etcd, granted.ID) <= 24
 			})
 			etcdBefore, nodeBefore := remainingTTL(ctx, t, s.Etcd, granted.ID), remainingTTL(ctx, t, s.Etcd, nodeLease)

@@ -47,7 +47,7 @@ func TestDeletingANamespaceRemovesEverythingInItThenTheNamespace(t *testing.T) {
 	if err := cs.CoreV1().Namespaces().Delete(ctx, "lab", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "namespace lab to be gone", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "namespace lab to be gone", func() bool {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, "lab", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})

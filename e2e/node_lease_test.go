@@ -160,7 +160,7 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 		t.Errorf("detected %v to %v after the last heartbeat (%v after its write was seen), want at least the grace period %v, and at most %v after the write",
 			seen.after.Sub(last), seen.by.Sub(last), seen.after.Sub(written), grace, latest)
 	}
-	framework.Eventually(t, 30*time.Second, "the unreachable taints", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the unreachable taints", func() bool {
 		keys := taintKeys(getNodeE2E(t, s, "worker-0"))
 		return keys["node.kubernetes.io/unreachable:NoSchedule"] && keys["node.kubernetes.io/unreachable:NoExecute"]
 	})
@@ -180,7 +180,7 @@ func TestANodeWhoseAgentStopsGoesUnknownAndTaintedThenReadyAgain(t *testing.T) {
 
 	startAgent(t, s, 1, "worker-", 4*time.Second)
 	_, _ = waitReady(t, s, "worker-0", corev1.ConditionTrue, 10*time.Second)
-	framework.Eventually(t, 30*time.Second, "the taints to go", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the taints to go", func() bool {
 		return len(getNodeE2E(t, s, "worker-0").Spec.Taints) == 0
 	})
 }
@@ -212,7 +212,7 @@ func watchRenewals(t *testing.T, s *framework.Stack, name string) func(rt time.T
 	return func(rt time.Time) time.Time {
 		t.Helper()
 		var at time.Time
-		framework.Eventually(t, 30*time.Second, "the watch to see the renewal of "+rt.String(), func() bool {
+		framework.Eventually(t, framework.StateTimeout, "the watch to see the renewal of "+rt.String(), func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			var ok bool
@@ -232,7 +232,7 @@ func TestADeadNodesLeaseKeyIsDeletedByEtcdAfterItsTTL(t *testing.T) {
 	s := nodeStack(t, grace, true)
 	agent := startAgent(t, s, 1, "worker-", duration)
 	key := "/registry/leases/kube-node-lease/worker-0"
-	ctx := framework.Context(t, 30*time.Second)
+	ctx := framework.Context(t, framework.StateTimeout)
 	get, err := s.Etcd.Get(ctx, key)
 	if err != nil || len(get.Kvs) != 1 || get.Kvs[0].Lease == 0 {
 		t.Fatalf("node lease key: %v, %v; want one key bound to an etcd lease", get, err)
@@ -407,7 +407,7 @@ func TestAStoppedAgentLeavesNoGoroutinesRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Start()
-	if err := a.WaitRegistered(framework.Context(t, 30*time.Second)); err != nil {
+	if err := a.WaitRegistered(framework.Context(t, framework.StateTimeout)); err != nil {
 		t.Fatal(err)
 	}
 	during := runtime.NumGoroutine()

@@ -118,7 +118,7 @@ func TestNoSpaceAlarmRefusesWritesUntilCompactDefragDisarmAndLosesNothing(t *tes
 		t.Fatalf("DELETE under the alarm: %v", err)
 	}
 	delete(f.acked, "fill-3")
-	framework.Eventually(t, 30*time.Second, "the informer to see the delete made under the alarm", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the informer to see the delete made under the alarm", func() bool {
 		_, exists, _ := informer.GetStore().GetByKey("default/fill-3")
 		return !exists
 	})

@@ -88,7 +88,7 @@ func TestWithoutQuorumAQuorumReadTimesOutAndACacheReadStillAnswers(t *testing.T)
 			t.Fatalf("restarting %s: %v", m.Name(), err)
 		}
 	}
-	framework.Eventually(t, 30*time.Second, "quorum reads to answer again", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "quorum reads to answer again", func() bool {
 		code, _, _ := timedGet(t, s.HTTP, http.MethodGet, base+"?timeout=2s")
 		return code == http.StatusOK
 	})

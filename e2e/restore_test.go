@@ -120,7 +120,7 @@ func runRestoreScenario(t *testing.T, cacheOn bool, bump uint64) {
 	}
 	fence := revision(t, create("f")) // the informer has seen everything once it has f
 	before := configMapState(t, a)
-	framework.Eventually(t, 30*time.Second, "the informer to reach the state before the restore", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the informer to reach the state before the restore", func() bool {
 		return maps.Equal(inf.Contents(), before) && revision(t, inf.LastSyncResourceVersion()) >= fence
 	})
 	x := revision(t, inf.LastSyncResourceVersion())
@@ -155,7 +155,7 @@ func runRestoreScenario(t *testing.T, cacheOn bool, bump uint64) {
 		}
 		// The informer gets only the writes past X; wait for the last.
 		last := written[len(written)-1]
-		framework.Eventually(t, 30*time.Second, "the informer to get the writes past its revision", func() bool {
+		framework.Eventually(t, framework.StateTimeout, "the informer to get the writes past its revision", func() bool {
 			return inf.Holds(map[string]string{last: after[last]})
 		})
 		got := inf.Contents()

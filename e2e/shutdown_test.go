@@ -31,7 +31,7 @@ func TestStopIsPromptWithAnInformerAndAnUnusedConnectionOverTLS(t *testing.T) {
 		close(stop)
 		factory.Shutdown() // waits for them
 	}()
-	if !cache.WaitForCacheSync(framework.Context(t, 30*time.Second).Done(), informer.HasSynced) {
+	if !cache.WaitForCacheSync(framework.Context(t, framework.StateTimeout).Done(), informer.HasSynced) {
 		t.Fatal("the informer did not sync")
 	}
 

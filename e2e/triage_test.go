@@ -239,7 +239,7 @@ func TestAListTimesOutWhileEtcdIsHealthyBecauseTheCacheIsWaiting(t *testing.T) {
 
 	etcd := readHistogram(t, s, "etcd_request_duration_seconds", etcdReads).since(etcdBefore)
 	var wait histogram
-	framework.Eventually(t, 30*time.Second, "the cache's read wait to be recorded", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the cache's read wait to be recorded", func() bool {
 		wait = readHistogram(t, s, "apiserver_watch_cache_read_wait_seconds", map[string]string{"resource": "configmaps"}).since(waitBefore)
 		return wait.count > 0
 	})

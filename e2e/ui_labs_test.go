@@ -67,7 +67,7 @@ func TestLivePageDuringTheNodeLeaseLab(t *testing.T) {
 	page := startChromium(t, s.ControlPlane.LoginURL())
 	// The page first: asking the API every poll would be most of the load
 	// the page's load panel shows.
-	framework.Eventually(t, 30*time.Second, "the silent node to be Unknown on the page and in the API", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the silent node to be Unknown on the page and in the API", func() bool {
 		if page.text(`tr[data-node="node-silent"] [data-field="ready"]`) != "Unknown" || page.text(`tr[data-node="node-0"] [data-field="ready"]`) != "True" {
 			return false
 		}
@@ -95,7 +95,7 @@ func TestLivePageDuringTheLeaseCheckpointLab(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	silentNode(ctx, t, s, "node-silent", 40)
 	page := startChromium(t, s.ControlPlane.LoginURL())
-	framework.Eventually(t, 30*time.Second, "the silent node's TTL to count down to 33 s", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the silent node's TTL to count down to 33 s", func() bool {
 		ttl := pageTTL(t, page, "node-silent")
 		return ttl > 0 && ttl <= 33
 	})

@@ -127,7 +127,7 @@ func pageAgreesWithMinicp(ctx context.Context, t *testing.T, s *framework.Stack,
 		t.Errorf("node-0's etcd lease TTL on the page: got %d, want 1-40 s (its Lease key is bound to a 40 s etcd lease)", ttl)
 	}
 
-	framework.Eventually(t, 30*time.Second, "the page's pods window to equal /debug/watchcache's", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the page's pods window to equal /debug/watchcache's", func() bool {
 		rs := getView[watchcache.ResourceStatus](t, s, "/debug/watchcache/pods")
 		return pageInt(page, `tr[data-resource="pods"] [data-field="floor"]`) == rs.Window.OldestResourceVersion &&
 			pageInt(page, `tr[data-resource="pods"] [data-field="rv"]`) == rs.ResourceVersion
@@ -166,7 +166,7 @@ func writesMoveThePage(ctx context.Context, t *testing.T, s *framework.Stack, pa
 	if err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the page to show the new pods and node", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the page to show the new pods and node", func() bool {
 		var tape []string
 		page.eval(`[...document.querySelectorAll('#events tbody td:nth-child(4)')].map(td => td.textContent)`, &tape)
 		return pageInt(page, "#etcd-revision") > lastRV && pageInt(page, `tr[data-resource="pods"] [data-field="rv"]`) >= lastRV &&
@@ -195,7 +195,7 @@ func askExplain(t *testing.T, p *browserPage, resource, rv string) {
 		document.querySelector('#explain button').click();
 		return true;
 	})()`, resource, rv), nil)
-	framework.Eventually(t, 30*time.Second, "the explainer's verdict", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the explainer's verdict", func() bool {
 		return p.text(`#explain-result`) != ""
 	})
 }

@@ -160,14 +160,14 @@ func TestInformerSyncsAndSeesLiveChanges(t *testing.T) {
 	if _, err := pods.Create(ctx, nginxPod("after"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	framework.Eventually(t, 30*time.Second, "informer to see pod created after sync", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "informer to see pod created after sync", func() bool {
 		_, exists, _ := informer.GetStore().GetByKey("default/after")
 		return exists
 	})
 	if err := pods.Delete(ctx, "before", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	framework.Eventually(t, 30*time.Second, "informer to drop the deleted pod", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "informer to drop the deleted pod", func() bool {
 		_, exists, _ := informer.GetStore().GetByKey("default/before")
 		return !exists
 	})

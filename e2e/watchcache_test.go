@@ -110,7 +110,7 @@ func TestAThousandPodWatchersCostOneEtcdWatcher(t *testing.T) {
 				defer streams[i].Stop()
 			}
 			base := before + feeds
-			framework.Eventually(t, 30*time.Second, "every client watch to be registered", func() bool {
+			framework.Eventually(t, framework.StateTimeout, "every client watch to be registered", func() bool {
 				if cached {
 					return cacheStatus(t, s, "pods").Watchers == watchers
 				}
@@ -208,7 +208,7 @@ func TestASlowWatcherIsEndedWhileAFastOneKeepsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fast.Stop()
-	framework.Eventually(t, 30*time.Second, "both watches registered", func() bool { return cacheStatus(t, s, "configmaps").Watchers == 2 })
+	framework.Eventually(t, framework.StateTimeout, "both watches registered", func() bool { return cacheStatus(t, s, "configmaps").Watchers == 2 })
 
 	// 64 KiB objects: the slow client's socket buffers fill after a few dozen.
 	const writes = 120
@@ -363,7 +363,7 @@ func TestZeroListsCanBeStaleButConsistentListsNeverAre(t *testing.T) {
 		t.Fatalf("resuming the cache: %v %v", resp.Status, err)
 	}
 	resp.Body.Close()
-	framework.Eventually(t, 30*time.Second, "RV=0 list to catch up", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "RV=0 list to catch up", func() bool {
 		list, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		return err == nil && len(list.Items) == 2
 	})
@@ -385,7 +385,7 @@ func TestTheCacheCanBeSeenInsideThroughDebugAndMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the cache to see the pod", func() bool {
+	framework.Eventually(t, framework.StateTimeout, "the cache to see the pod", func() bool {
 		return cacheStatus(t, s, "pods").ResourceVersion >= revision(t, created.ResourceVersion)
 	})
 	rs := cacheStatus(t, s, "pods")

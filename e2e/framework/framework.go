@@ -134,6 +134,15 @@ func Context(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
+// StateTimeout is how long a test waits for a state whose timing it
+// makes no claim about: an informer caught up, a resource served or
+// collected, a leader elected. The wait ends as soon as the state holds,
+// so the figure only says how long a loaded machine (CI runs the suite
+// under the race detector on shared cores) may take before the test
+// gives up. A wait whose timeout is a bound the test asserts names its
+// own figure instead.
+const StateTimeout = 30 * time.Second
+
 // Eventually polls cond until it returns true or timeout passes, then
 // fails the test with msg. It is how e2e tests wait: for a condition,
 // never for a fixed time.
