@@ -14,8 +14,8 @@ type Phase int
 
 // The phases, in the order a request usually goes through them.
 const (
-	// Authentication: who is asking (minicp serves everyone as
-	// system:anonymous, so this is close to nothing).
+	// Authentication: who is asking (a bearer token or the live page's
+	// session cookie, looked up in memory).
 	Authentication Phase = iota
 	// Admission: the admission chain (NamespaceLifecycle, ...).
 	Admission

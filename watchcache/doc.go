@@ -139,9 +139,10 @@
 //
 //   - Windows have a fixed size per resource (--watch-cache-sizes);
 //     upstream resizes between 100 and 100k events to keep about 75 s.
-//   - A WATCH with resourceVersion "" and no sendInitialEvents is served
-//     from the cache after a consistent wait; upstream sends it to etcd.
-//     Here every client watch costs etcd nothing.
+//   - A WATCH with resourceVersion "" and no sendInitialEvents starts from
+//     the cache's state after a consistent wait, as a consistent LIST does;
+//     upstream's cacher starts it at once from whatever it holds, as "0".
+//     Either way a client watch costs etcd nothing.
 //   - The window's floor is the revision of the last evicted event, so a
 //     watch may resume from any revision after it. Upstream allows from the
 //     oldest held event's revision minus one; the two agree when every
