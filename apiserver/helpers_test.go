@@ -38,7 +38,7 @@ func startTestServer(t *testing.T, store registry.Interface, configure ...func(*
 }
 
 // testConfig is the Config the package's tests serve with: anonymous
-// requests allowed (authentication has its own tests, authn_test.go),
+// requests allowed (authentication has its own tests, e2e/auth_test.go),
 // everything logged into logs, and over the fake store, which holds no
 // namespaces for it to find, no NamespaceLifecycle (admission is tested
 // against etcd, admission_test.go).

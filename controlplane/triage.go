@@ -1,7 +1,7 @@
 package controlplane
 
 // The triage pieces of the control plane (M3, M9, M10 and M15;
-// docs/labs/08-triage.md, 09-read-consistency.md, 10-events-etcd.md):
+// docs/labs/08-triage.md, 09-read-consistency.md, 14-events-etcd.md):
 //
 //   - events on their own etcd (M10): --etcd-servers-overrides=/events#URL
 //     as upstream, or --embedded-events-etcd for a second embedded member;

@@ -1,6 +1,6 @@
 package registry
 
-// Pods: upstream's defaulting (pkg/apis/core/v1/defaults.go), the pod
+// Pods: upstream's core/v1 defaulting for pods, the pod
 // strategy's create and update rules, and a small part of its validation.
 
 import (
