@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +21,7 @@ import (
 
 	"minicp/apiserver"
 	"minicp/embedetcd"
+	"minicp/internal/datadir"
 	"minicp/registry"
 	"minicp/watchcache"
 )
@@ -101,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	}
 	// A kubeconfig left by an earlier run names a server that is gone:
 	// it is written again once this one is ready.
-	cp.kubeconfig = filepath.Join(cfg.DataDir, KubeconfigFile)
+	cp.kubeconfig = datadir.Kubeconfig(cfg.DataDir)
 	if err := os.Remove(cp.kubeconfig); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("removing the old kubeconfig: %w", err)
 	}
@@ -111,7 +111,7 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.startEtcd(ctx); err != nil {
 		return nil, err
 	}
-	if err := writeEtcdEndpoints(cfg.DataDir, cp.EtcdEndpoints()); err != nil {
+	if err := datadir.WriteEtcdEndpoints(cfg.DataDir, cp.EtcdEndpoints()); err != nil {
 		return nil, err
 	}
 	if err := cp.startTriage(ctx); err != nil {
@@ -352,7 +352,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	return cp.Close()
 }
 
-func (c *Config) etcdDataDir() string { return filepath.Join(c.DataDir, "etcd") }
+func (c *Config) etcdDataDir() string { return datadir.Etcd(c.DataDir) }
 
 // Metrics is the stack's Prometheus registry (what /metrics serves besides
 // the process's Go and etcd collectors).

@@ -12,24 +12,19 @@ import (
 	"k8s.io/client-go/rest"
 
 	"minicp/apiserver"
+	"minicp/internal/datadir"
 )
 
-// TokenFile, in the data directory, holds the bearer token minicp made on
-// its first start (mode 0600). It is kept across restarts, so a kubeconfig
-// copied elsewhere keeps working; delete the file to get a new token.
-const TokenFile = "token"
-
-// KubeconfigFile is the kubeconfig minicp writes in the data directory.
-const KubeconfigFile = "kubeconfig"
-
-// AdminUser is who the token in TokenFile authenticates as.
+// AdminUser is who the token in datadir.TokenFile authenticates as. The
+// token is made on minicp's first start and kept across restarts; delete
+// the file to get a new one.
 var AdminUser = apiserver.UserInfo{Name: "minicp-admin", UID: "minicp-admin", Groups: []string{"minicp:admins"}}
 
 // loadOrCreateToken returns the token in dataDir, making it on first
 // start. The file is created with O_EXCL at mode 0600, so it is never
 // readable by others, not even for a moment.
 func loadOrCreateToken(dataDir string) (string, error) {
-	path := filepath.Join(dataDir, TokenFile)
+	path := filepath.Join(dataDir, datadir.TokenFile)
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -63,7 +58,7 @@ func (cp *ControlPlane) credentialsInPlace() error {
 	if !cp.kubeconfigWritten.Load() {
 		return errors.New("the kubeconfig is not written yet")
 	}
-	for _, name := range []string{KubeconfigFile, TokenFile} {
+	for _, name := range []string{datadir.KubeconfigFile, datadir.TokenFile} {
 		if _, err := os.Stat(filepath.Join(cp.cfg.DataDir, name)); err != nil {
 			return fmt.Errorf("%s is missing from the data directory: %w", name, err)
 		}
@@ -107,7 +102,7 @@ func (cp *ControlPlane) RESTConfig() *rest.Config {
 	return &rest.Config{Host: cp.api.URL(), BearerToken: cp.token, TLSClientConfig: rest.TLSClientConfig{CAData: cp.caPEM}}
 }
 
-// Token is the admin bearer token (the content of TokenFile).
+// Token is the admin bearer token (the content of datadir.TokenFile).
 func (cp *ControlPlane) Token() string { return cp.token }
 
 // LoginURL returns a new one-time URL that logs a browser into the live

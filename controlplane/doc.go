@@ -19,7 +19,8 @@
 // heartbeating kubelets (package lease), both ordinary clients of the
 // apiserver; with --node-lease-etcd-binding each Node Lease key is bound to
 // an etcd lease through the registry's KeyTTL. The etcd endpoints are
-// written to the data directory (endpoints.go) for minictl and kubelet-sim.
+// written to the data directory (package internal/datadir) for minictl
+// and kubelet-sim.
 //
 // Custom resources (crds.go): before the apiserver serves, crd.Serving
 // lists the stored CRDs and puts the custom resources of the established

@@ -28,14 +28,11 @@ import (
 	"minicp/controllers/namespace"
 	"minicp/embedetcd"
 	"minicp/faults"
+	"minicp/internal/datadir"
 	"minicp/registry"
 	"minicp/ui"
 	"slices"
 )
-
-// EventsEtcdEndpointsFile, in the data directory, lists the client URLs
-// of the etcd that holds events, when it is not the main one.
-const EventsEtcdEndpointsFile = "etcd-events-endpoints"
 
 // eventsPortOffset places the embedded events member's ports above the
 // main ones: 2479 and 2480 beside 2379 and 2380.
@@ -169,7 +166,7 @@ func (cp *ControlPlane) startTriage(ctx context.Context) error {
 		t.compactors = append(t.compactors, registry.StartCompactor(c, cp.cfg.EtcdCompactionInterval, cp.logger.With("etcd", gr.String())))
 	}
 	if eps := t.endpoints[eventsResource]; len(eps) > 0 {
-		return writeEndpointsFile(filepath.Join(cp.cfg.DataDir, EventsEtcdEndpointsFile), eps)
+		return datadir.WriteEventsEtcdEndpoints(cp.cfg.DataDir, eps)
 	}
 	return nil
 }
@@ -294,12 +291,6 @@ func (cp *ControlPlane) Faults() *faults.Set {
 		return nil
 	}
 	return cp.triage.faults
-}
-
-// ReadEventsEtcdEndpoints returns the events etcd's client URLs a minicp
-// using dataDir wrote, or an error when events share the main etcd.
-func ReadEventsEtcdEndpoints(dataDir string) ([]string, error) {
-	return readEndpointsFile(filepath.Join(dataDir, EventsEtcdEndpointsFile))
 }
 
 // otherClusters are the override clusters as the live page draws them:

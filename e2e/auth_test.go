@@ -19,6 +19,7 @@ import (
 
 	"minicp/controlplane"
 	"minicp/e2e/framework"
+	"minicp/internal/datadir"
 )
 
 // clientWithToken is an HTTP client for s that trusts its CA and sends
@@ -90,7 +91,7 @@ func TestTokenIsKeptAcrossRestartsAndTheKubeconfigCarriesIt(t *testing.T) {
 	dir := t.TempDir()
 	s := framework.Start(t, framework.Options{DataDir: dir})
 	first := s.ControlPlane.Token()
-	info, err := os.Stat(filepath.Join(dir, controlplane.TokenFile))
+	info, err := os.Stat(filepath.Join(dir, datadir.TokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 
 	"k8s.io/client-go/transport"
 
-	"minicp/controlplane"
+	"minicp/internal/datadir"
 	"minicp/watchcache"
 )
 
@@ -334,7 +334,7 @@ func startMinicpProcessIn(b testing.TB, ctx context.Context, bin, dir string, ar
 	if p.url == "" {
 		b.Fatal("minicp did not print its apiserver URL")
 	}
-	token, err := os.ReadFile(filepath.Join(dir, controlplane.TokenFile))
+	token, err := os.ReadFile(filepath.Join(dir, datadir.TokenFile))
 	if err != nil {
 		b.Fatalf("reading minicp's token: %v", err)
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"minicp/controlplane"
 	"minicp/e2e/framework"
+	"minicp/internal/datadir"
 )
 
 // No number of client connections makes minicp exit. minicp runs as a
@@ -61,7 +61,7 @@ func TestAConnectionFloodLeavesEtcdItsDescriptors(t *testing.T) {
 	if host == "" {
 		t.Fatal("minicp did not print its apiserver URL")
 	}
-	token, err := os.ReadFile(filepath.Join(dir, controlplane.TokenFile))
+	token, err := os.ReadFile(filepath.Join(dir, datadir.TokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}

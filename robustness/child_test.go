@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"minicp/controlplane"
+	"minicp/internal/datadir"
 )
 
 // childOptions describe the minicp a test runs as a child process.
@@ -84,7 +84,7 @@ func (c *child) start(extra ...string) {
 	c.t.Helper()
 	// Ready means these files were written by this run, not a killed one.
 	os.Remove(c.kubeconfigPath())
-	os.Remove(filepath.Join(c.dataDir, controlplane.EtcdEndpointsFile))
+	os.Remove(filepath.Join(c.dataDir, datadir.EtcdEndpointsFile))
 	args := append([]string{
 		"--data-dir=" + c.dataDir,
 		"--port=" + strconv.Itoa(c.apiPort),
@@ -130,7 +130,7 @@ func (c *child) waitReady(timeout time.Duration) {
 	etcdUp := false
 	for {
 		if !etcdUp && c.onEtcd != nil {
-			if _, err := os.Stat(filepath.Join(c.dataDir, controlplane.EtcdEndpointsFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(c.dataDir, datadir.EtcdEndpointsFile)); err == nil {
 				etcdUp = true
 				c.onEtcd()
 			}

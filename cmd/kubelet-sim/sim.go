@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 
-	"minicp/controlplane"
+	"minicp/internal/datadir"
 	"minicp/lease"
 )
 
@@ -140,14 +140,14 @@ func (cfg *config) etcdClient(ctx context.Context) (*clientv3.Client, error) {
 	from := "from --etcd-endpoints"
 	if cfg.etcdEndpoints != "" {
 		eps = strings.Split(cfg.etcdEndpoints, ",")
-	} else if found, err := controlplane.ReadEtcdEndpoints(cfg.dataDir); err == nil {
-		eps, from = found, "the endpoints minicp wrote in "+filepath.Join(cfg.dataDir, controlplane.EtcdEndpointsFile)
+	} else if found, err := datadir.ReadEtcdEndpoints(cfg.dataDir); err == nil {
+		eps, from = found, "the endpoints minicp wrote in "+filepath.Join(cfg.dataDir, datadir.EtcdEndpointsFile)
 	}
 	if len(eps) == 0 {
 		return nil, nil
 	}
-	if err := controlplane.Probe(ctx, eps); err != nil {
-		return nil, &controlplane.NotRunningError{What: "etcd", URLs: eps, From: from, DataDir: cfg.dataDir, Err: err}
+	if err := datadir.Probe(ctx, eps); err != nil {
+		return nil, &datadir.NotRunningError{What: "etcd", URLs: eps, From: from, DataDir: cfg.dataDir, Err: err}
 	}
 	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
@@ -168,8 +168,8 @@ func runAgent(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.Wr
 		rc.Host = "http://" + strings.TrimPrefix(rc.Host, "https://")
 		rc.TLSClientConfig = rest.TLSClientConfig{}
 	}
-	if err := controlplane.Probe(ctx, []string{rc.Host}); err != nil {
-		return &controlplane.NotRunningError{What: "the apiserver", URLs: []string{rc.Host}, From: "the server of kubeconfig " + cfg.kubeconfig, DataDir: cfg.dataDir, Err: err}
+	if err := datadir.Probe(ctx, []string{rc.Host}); err != nil {
+		return &datadir.NotRunningError{What: "the apiserver", URLs: []string{rc.Host}, From: "the server of kubeconfig " + cfg.kubeconfig, DataDir: cfg.dataDir, Err: err}
 	}
 	cs, closeIdle, err := lease.NewClientset(rc, cfg.agent.Workers)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/rest"
 
-	"minicp/controlplane"
+	"minicp/internal/datadir"
 )
 
 // app holds minictl's global flags. They are persistent flags of the root
@@ -106,18 +106,18 @@ func (a *app) etcd() endpoints {
 	if eps := splitComma(a.etcdEndpoints); len(eps) > 0 {
 		return endpoints{eps, "from --etcd-endpoints"}
 	}
-	file := filepath.Join(a.dataDir, controlplane.EtcdEndpointsFile)
-	if eps, err := controlplane.ReadEtcdEndpoints(a.dataDir); err == nil {
+	file := filepath.Join(a.dataDir, datadir.EtcdEndpointsFile)
+	if eps, err := datadir.ReadEtcdEndpoints(a.dataDir); err == nil {
 		return endpoints{eps, "the endpoints minicp wrote in " + file}
 	}
 	return endpoints{[]string{defaultEtcdEndpoint}, "etcd's default: there is no " + file}
 }
 
-// probeEtcd checks within controlplane.ProbeTimeout that something answers
+// probeEtcd checks within datadir.ProbeTimeout that something answers
 // at eps, and otherwise says what was tried and how to fix it.
 func (a *app) probeEtcd(ctx context.Context, eps endpoints) error {
-	if err := controlplane.Probe(ctx, eps.urls); err != nil {
-		return &controlplane.NotRunningError{What: "etcd", URLs: eps.urls, From: eps.from, DataDir: a.dataDir, Err: err}
+	if err := datadir.Probe(ctx, eps.urls); err != nil {
+		return &datadir.NotRunningError{What: "etcd", URLs: eps.urls, From: eps.from, DataDir: a.dataDir, Err: err}
 	}
 	return nil
 }
@@ -148,7 +148,7 @@ func (a *app) kubeconfigPath() string {
 	if env := os.Getenv("KUBECONFIG"); env != "" {
 		return env
 	}
-	return filepath.Join(a.dataDir, "kubeconfig")
+	return datadir.Kubeconfig(a.dataDir)
 }
 
 // restConfig reads the kubeconfig and checks that its apiserver answers.
@@ -166,8 +166,8 @@ func (a *app) restConfig(ctx context.Context) (*rest.Config, error) {
 
 // probeAPIServer checks that something answers at the apiserver's URL.
 func (a *app) probeAPIServer(ctx context.Context, url, from string) error {
-	if err := controlplane.Probe(ctx, []string{url}); err != nil {
-		return &controlplane.NotRunningError{What: "the apiserver", URLs: []string{url}, From: from, DataDir: a.dataDir, Err: err}
+	if err := datadir.Probe(ctx, []string{url}); err != nil {
+		return &datadir.NotRunningError{What: "the apiserver", URLs: []string{url}, From: from, DataDir: a.dataDir, Err: err}
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"minicp/controlplane"
+	"minicp/internal/datadir"
 )
 
 // eventsEtcdEndpoints picks the events etcd's endpoints: the flag, or
@@ -20,7 +20,7 @@ func eventsEtcdEndpoints(flagValue, dataDir string) []string {
 	if eps := splitComma(flagValue); len(eps) > 0 {
 		return eps
 	}
-	eps, err := controlplane.ReadEventsEtcdEndpoints(dataDir)
+	eps, err := datadir.ReadEventsEtcdEndpoints(dataDir)
 	if err != nil {
 		return nil
 	}

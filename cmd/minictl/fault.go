@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"minicp/faults"
+	"minicp/internal/datadir"
 )
 
 // defaultAPIServer is minicp's default address.
@@ -128,7 +128,7 @@ func (a *app) apiServerFrom(flagValue string) string {
 	if flagValue != "" {
 		return "from --server"
 	}
-	return "the server of " + filepath.Join(a.dataDir, "kubeconfig") + ", else minicp's default"
+	return "the server of " + datadir.Kubeconfig(a.dataDir) + ", else minicp's default"
 }
 
 // apiServerURL is --server, or the server of minicp's kubeconfig.
@@ -136,7 +136,7 @@ func apiServerURL(flagValue, dataDir string) string {
 	if flagValue != "" {
 		return strings.TrimSuffix(flagValue, "/")
 	}
-	cfg, err := clientcmd.LoadFromFile(filepath.Join(dataDir, "kubeconfig"))
+	cfg, err := clientcmd.LoadFromFile(datadir.Kubeconfig(dataDir))
 	if err == nil {
 		if ctx, ok := cfg.Contexts[cfg.CurrentContext]; ok {
 			if cluster, ok := cfg.Clusters[ctx.Cluster]; ok && cluster.Server != "" {
@@ -150,7 +150,7 @@ func apiServerURL(flagValue, dataDir string) string {
 // newFaultAPI reaches /debug/faults at url with the credentials of
 // minicp's kubeconfig in dataDir (its token, its CA).
 func newFaultAPI(url, dataDir string) (*faultAPI, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dataDir, "kubeconfig"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", datadir.Kubeconfig(dataDir))
 	if err != nil {
 		cfg = &rest.Config{}
 	}

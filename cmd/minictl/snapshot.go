@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"minicp/controlplane"
 	"minicp/embedetcd"
+	"minicp/internal/datadir"
 )
 
 // snapshotCommand is `snapshot save FILE` (from the first endpoint) and
@@ -75,7 +75,15 @@ type restoreOptions struct {
 }
 
 func snapshotRestore(file string, o restoreOptions, out io.Writer) error {
-	res, err := controlplane.RestoreSnapshot(o.dataDir, file, o.bump, o.markCompacted)
+	// The member lands where minicp looks for it: under the data
+	// directory's etcd directory, with the default member name.
+	res, err := embedetcd.RestoreSnapshot(embedetcd.RestoreConfig{
+		SnapshotPath:  file,
+		DataDir:       datadir.Etcd(o.dataDir),
+		Name:          embedetcd.NewConfig().Name,
+		BumpRevision:  o.bump,
+		MarkCompacted: o.markCompacted,
+	})
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"minicp/controlplane"
+	"minicp/internal/datadir"
 	"minicp/internal/testsupport"
 )
 
@@ -157,7 +158,7 @@ func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() boo
 // cluster restored from a snapshot keeps its credentials.
 func CopyCredentials(t testing.TB, from, to string) {
 	t.Helper()
-	files := []string{controlplane.TokenFile}
+	files := []string{datadir.TokenFile}
 	for _, f := range []string{controlplane.CACertFile, "ca.key", "apiserver.crt", "apiserver.key"} {
 		files = append(files, filepath.Join(controlplane.PKIDir, f))
 	}
