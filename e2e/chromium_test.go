@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,100 +31,186 @@ const chromiumPath = "/usr/bin/chromium"
 type browserPage struct {
 	t  *testing.T
 	ws *websocket.Conn
+	// exited is closed when the browser process has ended: a protocol
+	// call that fails after it did is a browser crash, not the page's fault.
+	exited <-chan struct{}
+	stderr *lockedBuffer
 	// mu serialises protocol calls: each waits for its own answer.
 	mu     sync.Mutex
 	nextID int
 }
 
+// chromiumStarts is how many times startChromium tries to start the
+// browser: headless Chromium now and then crashes at start on a loaded
+// machine (a segmentation fault before its DevTools port opens) and runs
+// fine on the next try.
+const chromiumStarts = 3
+
+// chromiumFlags keep headless Chromium from what crashes it in containers
+// and on small machines: /dev/shm is often tiny there (it writes shared
+// memory to the profile's temporary files instead), and the zygote
+// process forks renderers in ways sandboxes without user namespaces
+// reject.
+var chromiumFlags = []string{
+	"--headless", "--no-sandbox", "--no-zygote", "--disable-dev-shm-usage", "--disable-gpu",
+	"--disable-software-rasterizer", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync",
+	"--disable-extensions", "--disable-default-apps", "--disable-crash-reporter", "--hide-scrollbars",
+	"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--remote-allow-origins=*",
+	"--window-size=1400,1500",
+}
+
 // startChromium starts headless Chromium with a fresh profile, opens url
 // in its first tab, and stops the browser when the test ends. The test is
-// skipped, saying why, where Chromium is not installed.
+// skipped, saying why, where Chromium is not installed or crashes on
+// every start: a browser that cannot run says nothing about the page.
 func startChromium(t *testing.T, url string) *browserPage {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("headless Chromium is not installed at %s (apt-get install chromium); skipping the browser test", chromiumPath)
+	return startBrowser(t, chromiumPath, url)
+}
+
+// startBrowser is startChromium with the browser's binary named.
+func startBrowser(t *testing.T, binary, url string) *browserPage {
+	t.Helper()
+	if _, err := os.Stat(binary); err != nil {
+		t.Skipf("headless Chromium is not installed at %s (apt-get install chromium); skipping the browser test", binary)
 	}
-	profile := t.TempDir()
-	var stderr bytes.Buffer
-	cmd := exec.Command(chromiumPath,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-extensions", "--disable-default-apps", "--hide-scrollbars",
-		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--remote-allow-origins=*",
-		"--user-data-dir="+profile, "--window-size=1400,1500", "about:blank")
-	cmd.Stderr = &stderr
+	var failures []string
+	for try := 1; try <= chromiumStarts; try++ {
+		p, err := tryChromium(t, binary, url)
+		if err == nil {
+			return p
+		}
+		failures = append(failures, fmt.Sprintf("start %d: %v", try, err))
+		t.Logf("headless Chromium did not start (try %d of %d): %v", try, chromiumStarts, err)
+	}
+	t.Skipf("headless Chromium crashed or hung on each of %d starts; skipping the browser test:\n%s",
+		chromiumStarts, strings.Join(failures, "\n"))
+	return nil
+}
+
+// tryChromium makes one start of the browser and connects to its tab. On
+// an error the browser it started is stopped already.
+func tryChromium(t *testing.T, binary, url string) (*browserPage, error) {
+	profile, err := os.MkdirTemp("", "minicp-chromium-")
+	if err != nil {
+		return nil, err
+	}
+	stderr := &lockedBuffer{}
+	cmd := exec.Command(binary, append(chromiumFlags, "--user-data-dir="+profile, "about:blank")...)
+	cmd.Stderr = stderr
+	// The browser dies with the test binary (a timeout panic, a kill)
+	// rather than outliving it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", chromiumPath, err)
+		os.RemoveAll(profile)
+		return nil, fmt.Errorf("starting %s: %v", binary, err)
 	}
-	t.Cleanup(func() {
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	stop := func() {
 		// Chromium has no graceful stop once its protocol connection is
 		// closed; the profile is a temporary directory.
-		if err := cmd.Process.Kill(); err != nil {
-			t.Logf("stopping chromium: %v", err)
-		}
-		if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "killed") {
-			t.Logf("chromium exited: %v", err)
-		}
-	})
-
-	port := waitDevToolsPort(t, profile, &stderr)
-	wsURL := pageTarget(t, port)
-	ws, err := websocket.Dial(wsURL, "", "http://127.0.0.1/")
-	if err != nil {
-		t.Fatalf("connecting to Chromium's DevTools at %s: %v", wsURL, err)
+		_ = cmd.Process.Kill()
+		<-exited
+		os.RemoveAll(profile)
 	}
-	ws.MaxPayloadBytes = 64 << 20 // screenshots
-	t.Cleanup(func() {
-		if err := ws.Close(); err != nil {
-			t.Logf("closing the DevTools connection: %v", err)
+	port, err := waitDevToolsPort(profile, exited)
+	if err == nil {
+		var wsURL string
+		if wsURL, err = pageTarget(port); err == nil {
+			var ws *websocket.Conn
+			if ws, err = websocket.Dial(wsURL, "", "http://127.0.0.1/"); err == nil {
+				ws.MaxPayloadBytes = 64 << 20 // screenshots
+				t.Cleanup(func() {
+					if err := ws.Close(); err != nil {
+						t.Logf("closing the DevTools connection: %v", err)
+					}
+					stop()
+					if waitErr != nil && !strings.Contains(waitErr.Error(), "killed") {
+						t.Logf("chromium exited: %v", waitErr)
+					}
+				})
+				p := &browserPage{t: t, ws: ws, exited: exited, stderr: stderr}
+				p.call("Page.enable", nil, nil)
+				p.call("Page.navigate", map[string]any{"url": url}, nil)
+				return p, nil
+			}
+			err = fmt.Errorf("connecting to Chromium's DevTools at %s: %v", wsURL, err)
 		}
-	})
-	p := &browserPage{t: t, ws: ws}
-	p.call("Page.enable", nil, nil)
-	p.call("Page.navigate", map[string]any{"url": url}, nil)
-	return p
+	}
+	stop()
+	if waitErr != nil && !strings.Contains(waitErr.Error(), "killed") {
+		err = fmt.Errorf("%v (chromium exited: %v)", err, waitErr)
+	}
+	return nil, fmt.Errorf("%v; its output:\n%s", err, stderr.String())
+}
+
+// lockedBuffer is the browser's stderr: written by the process's copying
+// goroutine, read by the test when something fails.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // waitDevToolsPort reads the port Chromium writes to DevToolsActivePort
 // in its profile once its protocol server listens.
-func waitDevToolsPort(t *testing.T, profile string, stderr *bytes.Buffer) string {
-	t.Helper()
+func waitDevToolsPort(profile string, exited <-chan struct{}) (string, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))
 		if err == nil {
 			if port, _, ok := strings.Cut(string(b), "\n"); ok && port != "" {
-				return port
+				return port, nil
 			}
 		}
+		select {
+		case <-exited:
+			return "", errors.New("Chromium exited before it opened its DevTools port")
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Chromium did not open its DevTools port within 30 s; its output:\n%s", stderr.String())
+			return "", errors.New("Chromium did not open its DevTools port within 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
 // pageTarget returns the DevTools websocket URL of the browser's tab.
-func pageTarget(t *testing.T, port string) string {
-	t.Helper()
+func pageTarget(port string) (string, error) {
 	resp, err := http.Get("http://127.0.0.1:" + port + "/json/list")
 	if err != nil {
-		t.Fatalf("listing Chromium's tabs: %v", err)
+		return "", fmt.Errorf("listing Chromium's tabs: %v", err)
 	}
 	defer resp.Body.Close()
 	var targets []struct {
 		Type, WebSocketDebuggerURL string
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
-		t.Fatalf("listing Chromium's tabs: %v", err)
+		return "", fmt.Errorf("listing Chromium's tabs: %v", err)
 	}
 	for _, tg := range targets {
 		if tg.Type == "page" {
-			return tg.WebSocketDebuggerURL
+			return tg.WebSocketDebuggerURL, nil
 		}
 	}
-	t.Fatalf("Chromium has no tab open: %+v", targets)
-	return ""
+	return "", fmt.Errorf("Chromium has no tab open: %+v", targets)
 }
 
 // call sends one protocol command and decodes its result into out (if
@@ -141,12 +229,12 @@ func (p *browserPage) call(method string, params map[string]any, out any) {
 		p.t.Fatal(err)
 	}
 	if err := websocket.Message.Send(p.ws, string(msg)); err != nil {
-		p.t.Fatalf("DevTools %s: %v", method, err)
+		p.browserFailed(method, err)
 	}
 	for {
 		var raw string
 		if err := websocket.Message.Receive(p.ws, &raw); err != nil {
-			p.t.Fatalf("DevTools %s: waiting for the answer: %v", method, err)
+			p.browserFailed(method, fmt.Errorf("waiting for the answer: %v", err))
 		}
 		var answer struct {
 			ID     int             `json:"id"`
@@ -171,6 +259,20 @@ func (p *browserPage) call(method string, params map[string]any, out any) {
 		}
 		return
 	}
+}
+
+// browserFailed ends the test on a protocol call that failed: skipped
+// when the browser crashed meanwhile (that says nothing about the page),
+// failed otherwise.
+func (p *browserPage) browserFailed(method string, err error) {
+	p.t.Helper()
+	select {
+	case <-p.exited:
+		p.t.Skipf("headless Chromium crashed during the test (DevTools %s: %v); skipping the browser test; its output:\n%s",
+			method, err, p.stderr.String())
+	case <-time.After(time.Second): // a crash closes the connection a moment before the process is reaped
+	}
+	p.t.Fatalf("DevTools %s: %v", method, err)
 }
 
 // eval evaluates a JavaScript expression in the page and decodes its
