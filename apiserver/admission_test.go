@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"minicp/apiserver/admission"
 	"minicp/registry"
 )
 
@@ -111,14 +112,14 @@ func TestFinalizeIsReplacedNeverReadAndDeletesAFinishedNamespace(t *testing.T) {
 // recordingPlugin records what it admits and rejects what reject says.
 type recordingPlugin struct {
 	name   string
-	reject func(*AdmissionAttributes) error
+	reject func(*admission.Attributes) error
 	mu     sync.Mutex // guards seen
 	seen   []string
 }
 
 func (p *recordingPlugin) Name() string { return p.name }
 
-func (p *recordingPlugin) Admit(_ context.Context, a *AdmissionAttributes) error {
+func (p *recordingPlugin) Admit(_ context.Context, a *admission.Attributes) error {
 	p.mu.Lock()
 	p.seen = append(p.seen, fmt.Sprintf("%s %s %s/%s", a.Operation, a.Resource.Name, a.Namespace, a.Name))
 	p.mu.Unlock()
@@ -142,7 +143,7 @@ func (p *recordingPlugin) operations(resource string) []string {
 }
 
 func TestPluginsRunInOrderAndTheFirstRejectionEndsTheChain(t *testing.T) {
-	first := &recordingPlugin{name: "First", reject: func(a *AdmissionAttributes) error {
+	first := &recordingPlugin{name: "First", reject: func(a *admission.Attributes) error {
 		if a.Name == "forbidden" {
 			return apierrors.NewForbidden(a.Resource.GroupVersionResource().GroupResource(), a.Name, errors.New("not this one"))
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"minicp/apiserver/admission"
 )
 
 // Defaults, as upstream kube-apiserver has them.
@@ -141,7 +143,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", c.Port, "port to serve the Kubernetes API on; 0 picks a free port")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "longest time a request other than a watch may take before it fails with 504 Timeout")
 	fs.IntVar(&c.Verbosity, "v", c.Verbosity, "log verbosity: 2 logs every request and returns its phases in the Minicp-Phases header")
-	fs.Func("disable-admission-plugins", "comma-separated admission plugins to turn off (built in: "+NamespaceLifecycleName+")", func(v string) error {
+	fs.Func("disable-admission-plugins", "comma-separated admission plugins to turn off (built in: "+admission.NamespaceLifecycleName+")", func(v string) error {
 		c.DisableAdmissionPlugins = nil
 		for _, name := range strings.Split(v, ",") {
 			if name = strings.TrimSpace(name); name != "" {
@@ -191,8 +193,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("-v must not be negative, got %d", c.Verbosity))
 	}
 	for _, name := range c.DisableAdmissionPlugins {
-		if name != NamespaceLifecycleName {
-			errs = append(errs, fmt.Errorf("--disable-admission-plugins: unknown plugin %q (built in: %s)", name, NamespaceLifecycleName))
+		if name != admission.NamespaceLifecycleName {
+			errs = append(errs, fmt.Errorf("--disable-admission-plugins: unknown plugin %q (built in: %s)", name, admission.NamespaceLifecycleName))
 		}
 	}
 	if c.SlowRequestThreshold < 0 {

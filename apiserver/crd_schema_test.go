@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"minicp/apiserver/admission"
 	"minicp/registry"
 )
 
@@ -28,7 +29,7 @@ func startWithResources(t *testing.T, resources []*registry.Resource) *testServe
 	}
 	store, _ := newEtcdStore(t, table, registry.Options{})
 	return startServing(t, table, store, nil, func(cfg *Config) {
-		cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName}
+		cfg.DisableAdmissionPlugins = []string{admission.NamespaceLifecycleName}
 	})
 }
 

@@ -47,7 +47,7 @@
 //   - Watch (watch.go): a chunked response, one frame per event, flushed at
 //     once; it ends cleanly on timeoutSeconds, client disconnect or shutdown
 //     and always stops the registry watch.
-//   - Admission (admission.go): CREATE, UPDATE and DELETE pass an ordered
+//   - Admission (package apiserver/admission, run from rest.go): CREATE, UPDATE and DELETE pass an ordered
 //     chain of plugins before storage acts; NamespaceLifecycle keeps
 //     objects out of missing and Terminating namespaces, as upstream's.
 //   - Before anything else (filters.go, authn.go, login.go, inflight.go):

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"minicp/apiserver/admission"
 	"minicp/internal/testetcd"
 	"minicp/internal/testsupport"
 	"minicp/registry"
@@ -47,7 +48,7 @@ func testConfig(store registry.Interface, logs io.Writer) Config {
 	cfg.AnonymousAuth = true
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if _, fake := store.(*fakeStore); fake {
-		cfg.DisableAdmissionPlugins = []string{NamespaceLifecycleName}
+		cfg.DisableAdmissionPlugins = []string{admission.NamespaceLifecycleName}
 	}
 	return cfg
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"minicp/apiserver/admission"
 	"minicp/internal/promreg"
 )
 
@@ -55,7 +56,7 @@ type metrics struct {
 	watchEvents   *prometheus.CounterVec   // apiserver_watch_events_total
 	watchSizes    *prometheus.HistogramVec // apiserver_watch_events_sizes
 	watchList     *prometheus.HistogramVec // apiserver_watch_list_duration_seconds
-	admission     admissionMetricsT        // admission.go
+	admission     admission.Metrics
 }
 
 // newMetrics registers the request metrics with reg, or reuses them if an
@@ -96,7 +97,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		watchEvents:   promreg.Register(reg, watchEvents),
 		watchSizes:    promreg.Register(reg, watchSizes),
 		watchList:     promreg.Register(reg, watchList),
-		admission:     newAdmissionMetrics(reg),
+		admission:     admission.NewMetrics(reg),
 	}
 }
 

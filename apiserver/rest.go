@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"minicp/apiserver/admission"
 	"minicp/internal/trim"
 	"minicp/registry"
 	"minicp/reqtrace"
@@ -189,7 +190,7 @@ func (s *Server) createObject(w http.ResponseWriter, req *http.Request, info *re
 	}
 	obj := in.fm.UpdateNoErrors(emptyObject(res), in.obj, in.manager)
 	dryRun := len(opts.DryRun) > 0
-	if err := s.admission.admit(req.Context(), s.metrics.admission, newAdmission(AdmissionCreate, info, res, obj, nil, dryRun)); err != nil {
+	if err := s.admission.Admit(req.Context(), s.metrics.admission, newAdmission(admission.Create, info, res, obj, nil, dryRun)); err != nil {
 		return err
 	}
 	endStorage := reqtrace.From(req.Context()).Begin(reqtrace.Storage)
@@ -321,11 +322,11 @@ func (s *Server) admitted(ctx context.Context, info *requestInfo, res *registry.
 		if err != nil {
 			return nil, err
 		}
-		op := AdmissionUpdate
+		op := admission.Update
 		if current == nil {
-			op = AdmissionCreate
+			op = admission.Create
 		}
-		if err := s.admission.admit(ctx, s.metrics.admission, newAdmission(op, info, res, obj, current, dryRun)); err != nil {
+		if err := s.admission.Admit(ctx, s.metrics.admission, newAdmission(op, info, res, obj, current, dryRun)); err != nil {
 			return nil, err
 		}
 		return obj, nil
@@ -368,8 +369,14 @@ func (s *Server) admitDelete(req *http.Request, info *requestInfo, res *registry
 	if err != nil {
 		return registry.DeleteOptions{}, err
 	}
-	if err := s.admission.admit(req.Context(), s.metrics.admission, newAdmission(AdmissionDelete, info, res, nil, nil, opts.DryRun)); err != nil {
+	if err := s.admission.Admit(req.Context(), s.metrics.admission, newAdmission(admission.Delete, info, res, nil, nil, opts.DryRun)); err != nil {
 		return registry.DeleteOptions{}, err
 	}
 	return opts, nil
+}
+
+// newAdmission describes a request on obj (and old, the stored object, for
+// updates) to the admission chain, with the names its URL gives.
+func newAdmission(op admission.Operation, info *requestInfo, res *registry.Resource, obj, old runtime.Object, dryRun bool) *admission.Attributes {
+	return admission.NewAttributes(op, res, info.subresource, info.namespace, info.name, obj, old, dryRun)
 }

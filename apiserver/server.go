@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"minicp/apiserver/admission"
 	"minicp/registry"
 )
 
@@ -54,7 +55,7 @@ type Server struct {
 	// admission is the admission chain: the built-in plugins Config
 	// leaves on, then those added with AddAdmissionPlugin. Written only
 	// before Start, read-only afterwards.
-	admission admissionChain
+	admission admission.Chain
 	// extra holds endpoints other packages add with Handle, such as
 	// /debug/watchcache. Written only before Start, read-only afterwards.
 	extra map[string]http.Handler
@@ -106,9 +107,9 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 	if err != nil {
 		return nil, err
 	}
-	var chain admissionChain
-	if !hasString(cfg.DisableAdmissionPlugins, NamespaceLifecycleName) {
-		chain = append(chain, newNamespaceLifecycle(store, table))
+	var chain admission.Chain
+	if !hasString(cfg.DisableAdmissionPlugins, admission.NamespaceLifecycleName) {
+		chain = append(chain, admission.NewNamespaceLifecycle(store, table))
 	}
 	s := &Server{
 		cfg:          cfg,
@@ -138,7 +139,7 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 
 // AddAdmissionPlugin appends p to the admission chain, after the built-in
 // plugins. Call it before Start.
-func (s *Server) AddAdmissionPlugin(p AdmissionPlugin) { s.admission = append(s.admission, p) }
+func (s *Server) AddAdmissionPlugin(p admission.Plugin) { s.admission = append(s.admission, p) }
 
 // Handle serves h at path and below it (path/...), next to the Kubernetes
 // API: debug pages of other packages use it. Call it before Start; the

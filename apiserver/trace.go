@@ -2,7 +2,7 @@ package apiserver
 
 // Where did the time go (M9 and M15)? Every request
 // carries a reqtrace.Trace in its context; the phases are marked where
-// they run: authentication here, admission in admission.go, storage around
+// they run: authentication here, admission in admission/admission.go, storage around
 // the registry calls in rest.go, etcd in the registry's client, cache wait
 // in the watch cache, encoding in respond.go. A request slower than
 // Config.SlowRequestThreshold logs them in one line:

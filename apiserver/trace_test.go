@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"minicp/apiserver/admission"
 	"minicp/internal/testsupport"
 )
 
@@ -20,7 +21,7 @@ type slowPlugin struct{ delay time.Duration }
 
 func (p slowPlugin) Name() string { return "Slow" }
 
-func (p slowPlugin) Admit(ctx context.Context, a *AdmissionAttributes) error {
+func (p slowPlugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if a.Resource.Name != "configmaps" {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"minicp/apiserver"
+	"minicp/apiserver/admission"
 )
 
 // AdmissionPluginName is the name the fault plugin carries in the
@@ -15,13 +15,13 @@ const AdmissionPluginName = "DebugFaults"
 // AdmissionPlugin returns the admission plugin that applies the faults of
 // the "admission" point: a delay there is time the apiserver spends on its
 // own, with etcd idle.
-func (s *Set) AdmissionPlugin() apiserver.AdmissionPlugin { return admissionPlugin{s} }
+func (s *Set) AdmissionPlugin() admission.Plugin { return admissionPlugin{s} }
 
 type admissionPlugin struct{ set *Set }
 
 func (p admissionPlugin) Name() string { return AdmissionPluginName }
 
-func (p admissionPlugin) Admit(ctx context.Context, a *apiserver.AdmissionAttributes) error {
+func (p admissionPlugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	err := p.set.apply(ctx, Admission, a.Resource.GroupVersionResource().GroupResource().String())
 	if err == nil || ctx.Err() != nil {
 		return err // nil, or the deadline: the apiserver answers 504

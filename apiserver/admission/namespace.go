@@ -1,4 +1,4 @@
-package apiserver
+package admission
 
 import (
 	"context"
@@ -41,28 +41,30 @@ type namespaceLifecycle struct {
 	namespaces *registry.Resource
 }
 
-func newNamespaceLifecycle(store registry.Interface, table *registry.Table) *namespaceLifecycle {
+// NewNamespaceLifecycle returns the NamespaceLifecycle plugin, reading
+// namespaces through store as the table describes them.
+func NewNamespaceLifecycle(store registry.Interface, table *registry.Table) Plugin {
 	res, _ := table.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	return &namespaceLifecycle{store: store, namespaces: res}
 }
 
 func (l *namespaceLifecycle) Name() string { return NamespaceLifecycleName }
 
-func (l *namespaceLifecycle) Admit(ctx context.Context, a *AdmissionAttributes) error {
+func (l *namespaceLifecycle) Admit(ctx context.Context, a *Attributes) error {
 	if a.Resource == l.namespaces {
-		if a.Operation == AdmissionDelete && immortalNamespaces[a.Name] {
+		if a.Operation == Delete && immortalNamespaces[a.Name] {
 			return apierrors.NewForbidden(a.Resource.GroupVersionResource().GroupResource(), a.Name, errors.New("this namespace may not be deleted"))
 		}
 		return nil
 	}
-	if !a.Resource.Namespaced || a.Namespace == "" || a.Operation == AdmissionDelete {
+	if !a.Resource.Namespaced || a.Namespace == "" || a.Operation == Delete {
 		return nil
 	}
 	ns, err := l.lookup(ctx, a.Namespace)
 	if err != nil {
 		return err
 	}
-	if a.Operation != AdmissionCreate || ns.Status.Phase != corev1.NamespaceTerminating {
+	if a.Operation != Create || ns.Status.Phase != corev1.NamespaceTerminating {
 		return nil
 	}
 	gr := a.Resource.GroupVersionResource().GroupResource()
