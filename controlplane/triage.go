@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"minicp/apiserver"
+	"minicp/apiserver/admission"
 	"minicp/controllers/namespace"
 	"minicp/embedetcd"
 	"minicp/faults"
@@ -207,7 +208,7 @@ func (t *triage) registerAPI(api *apiserver.Server, etcd *embedetcd.Cluster) {
 	if etcd != nil {
 		t.faults.SetMembers(etcd)
 	}
-	api.AddAdmissionPlugin(t.faults.AdmissionPlugin())
+	api.AddAdmissionPlugin(faultsAdmission{t.faults})
 	api.Handle("/debug/faults", t.faults.Handler())
 }
 
@@ -307,4 +308,14 @@ func (t *triage) otherClusters() []ui.OtherCluster {
 	}
 	slices.SortFunc(out, func(a, b ui.OtherCluster) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// faultsAdmission is the admission plugin that applies the faults of the
+// "admission" point, as a slow or failing webhook would.
+type faultsAdmission struct{ set *faults.Set }
+
+func (p faultsAdmission) Name() string { return faults.AdmissionPluginName }
+
+func (p faultsAdmission) Admit(ctx context.Context, a *admission.Attributes) error {
+	return p.set.Admit(ctx, a.Resource.GroupVersionResource().GroupResource().String())
 }
