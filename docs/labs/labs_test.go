@@ -233,6 +233,9 @@ func (r *run) await(where string, s step, term *shell) {
 	got, ok := awaitOutput(term, s.output, r.tmp, r.ports, orDefault(s.timeout, 2*time.Minute))
 	if !ok {
 		report(r.t, where, s, got)
+	} else if misses := nearMisses(s.output.text, got, true, s.output.near); len(misses) > 0 {
+		r.t.Errorf("%s: figures the page states differ from the run's beyond their tolerance:\n    %s\nrun:\n%s",
+			where, strings.Join(misses, "\n    "), indent(got))
 	}
 	noteUpdate(r.updates, s.output, got, true)
 }
@@ -251,6 +254,9 @@ func (r *run) command(where string, s step) {
 	if s.output != nil {
 		if !s.output.unchecked && !matches(s.output.text, got, s.output.contains, s.output.exact) {
 			report(r.t, where, s, got)
+		} else if misses := nearMisses(s.output.text, got, s.output.contains, s.output.near); !s.output.unchecked && len(misses) > 0 {
+			r.t.Errorf("%s: figures the page states differ from the run's beyond their tolerance:\n    %s\ncommands:\n%s\nrun:\n%s",
+				where, strings.Join(misses, "\n    "), indent(s.commands), indent(got))
 		}
 		noteUpdate(r.updates, s.output, got, s.output.contains) // -update refreshes unchecked blocks too
 	}

@@ -26,6 +26,10 @@ import (
 //	                  order, with any other lines around them
 //	unchecked         the next output block is not compared
 //	exact             the next output block's numbers must be the page's too
+//	near=KEY:TOL      in the next output block, the first number after the
+//	                  text KEY in a line must be within TOL of the page's (a
+//	                  duration such as 1.5s, or a plain number; 0 for a count
+//	                  the page states exactly); may be given several times
 //	timeout=DURATION  how long the next sh block (or awaited output) may take
 //	long              the lab takes minutes: skipped under -short
 //
@@ -52,6 +56,7 @@ type block struct {
 	contains  bool
 	unchecked bool
 	exact     bool
+	near      []nearCheck
 	// start and end are the byte offsets of text in the page, so that
 	// -update can put a run's real output in its place.
 	start, end int
@@ -72,6 +77,7 @@ type pending struct {
 	contains  bool
 	unchecked bool
 	exact     bool
+	near      []nearCheck
 	timeout   time.Duration
 }
 
@@ -141,9 +147,9 @@ func parseLab(path string) (*lab, error) {
 				}
 				if p.await != "" {
 					l.steps = append(l.steps, step{line: open, await: p.await, timeout: p.timeout,
-						output: &block{line: open, text: text, contains: true, unchecked: p.unchecked, exact: p.exact, start: start, end: end}})
+						output: &block{line: open, text: text, contains: true, unchecked: p.unchecked, exact: p.exact, near: p.near, start: start, end: end}})
 				} else if last != nil && last.output == nil {
-					last.output = &block{line: open, text: text, contains: p.contains, unchecked: p.unchecked, exact: p.exact, start: start, end: end}
+					last.output = &block{line: open, text: text, contains: p.contains, unchecked: p.unchecked, exact: p.exact, near: p.near, start: start, end: end}
 				}
 				last = nil
 			default:
@@ -201,6 +207,12 @@ func (p *pending) apply(l *lab, directive string) error {
 			p.exact = true
 		case f == "long":
 			l.long = true
+		case strings.HasPrefix(f, "near="):
+			c, err := parseNear(strings.TrimPrefix(f, "near="))
+			if err != nil {
+				return err
+			}
+			p.near = append(p.near, c)
 		case strings.HasPrefix(f, "timeout="):
 			d, err := time.ParseDuration(strings.TrimPrefix(f, "timeout="))
 			if err != nil {

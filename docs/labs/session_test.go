@@ -79,6 +79,7 @@ exit $__lab_status
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
+	watchGroup(cmd.Process.Pid)
 	*groups = append(*groups, cmd)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }() // ends when bash exits; killGroup below ends it on timeout
@@ -114,6 +115,7 @@ func startTerminal(workDir, stateFile, logFile, commands string, env []string) (
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
+	watchGroup(s.cmd.Process.Pid)
 	go func() { // closes done when the terminal's command ends
 		_ = s.cmd.Wait()
 		s.mu.Lock()
