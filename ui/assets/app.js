@@ -16,6 +16,7 @@
     filter: "",
     sort: "name",
     explain: null, // {resource, rv} once asked
+    showEmpty: false, // the empty caches' rows are open
     seenEvents: new Set(),
     timer: null,
   };
@@ -112,21 +113,56 @@
 
   // ---- panel 1: the revision axis -----------------------------------
 
+  // cacheName splits a watch cache's resource ("events.events.k8s.io")
+  // into its name and its API group ("core" for the core group's), so
+  // that two kinds of the same name in two groups read apart.
+  function cacheName(resource) {
+    const dot = resource.indexOf(".");
+    return dot < 0 ? { name: resource, group: "core" } : { name: resource.slice(0, dot), group: resource.slice(dot + 1) };
+  }
+
+  // isEmpty: a cache holding no object and no event, whose row would say
+  // nothing but where its window starts. With 40-odd kinds most caches
+  // are empty, so they are folded into one line a learner can open.
+  function isEmpty(r) {
+    return r.cached && r.objects === 0 && r.window.events === 0;
+  }
+
+  // byContent orders the resources as the page shows them: the caches
+  // that hold something, then the uncached, then the empty ones; within
+  // each, in /debug/watchcache's order, so rows do not move every second.
+  function byContent(resources) {
+    const full = resources.filter((r) => r.cached && !isEmpty(r));
+    return [...full, ...resources.filter((r) => !r.cached), ...resources.filter(isEmpty)];
+  }
+
+  function foldLabel(n) {
+    return `${state.showEmpty ? "▾" : "▸"} ${n} empty cache${n === 1 ? "" : "s"} (no objects, no events held): ${state.showEmpty ? "fold" : "show"}`;
+  }
+
   function renderRevisions(etcd, wc) {
     setText("#etcd-revision", etcd.revision);
     setText("#etcd-compacted", etcd.compactedRevision || "never");
     setText("#etcd-history", `${etcd.revision - etcd.compactedRevision} revisions`);
+    const resources = byContent(wc.resources);
+    const empties = resources.filter(isEmpty).length;
     const body = $("#windows tbody");
     body.replaceChildren();
-    for (const r of wc.resources) {
+    for (const r of resources) {
+      const { name, group } = cacheName(r.resource);
+      const nameCell = (...flags) => el("td", { class: "res", title: r.resource }, el("span", { class: "name" }, name), " ", el("span", { class: "group" }, group), ...flags);
       if (!r.cached) {
         body.append(el("tr", { "data-resource": r.resource, "data-cached": "false" },
-          el("td", {}, r.resource), el("td", { colspan: 6, class: "wrap" }, "not cached: every read and watch goes to etcd")));
+          nameCell(), el("td", { colspan: 6, class: "wrap" }, "not cached: every read and watch goes to etcd")));
         continue;
       }
+      if (isEmpty(r) && body.querySelector("tr.fold") === null) {
+        body.append(el("tr", { class: "fold" }, el("td", { colspan: 7 },
+          el("button", { type: "button", class: "fold-toggle", "data-action": "toggle-empty", "aria-expanded": String(state.showEmpty) }, foldLabel(empties)))));
+      }
       const w = r.window;
-      body.append(el("tr", { "data-resource": r.resource, "data-cached": "true" },
-        el("td", {}, r.resource + (r.paused ? " (paused)" : "") + (r.ready ? "" : " (listing)")),
+      body.append(el("tr", { "data-resource": r.resource, "data-cached": "true", "data-empty": String(isEmpty(r)), hidden: isEmpty(r) && !state.showEmpty },
+        nameCell(r.paused ? " (paused)" : "", r.ready ? "" : " (listing)"),
         el("td", { "data-field": "floor" }, w.oldestResourceVersion),
         el("td", { "data-field": "rv" }, r.resourceVersion),
         el("td", { "data-field": "lag" }, r.lag || 0),
@@ -135,7 +171,7 @@
         el("td", { "data-field": "watchers" }, r.watchers)));
     }
     fillResourceChoices(wc.resources);
-    drawAxes(etcd, wc.resources.filter((r) => r.cached));
+    drawAxes(etcd, resources.filter((r) => r.cached));
   }
 
   function fillResourceChoices(resources) {
@@ -209,11 +245,13 @@
   // dashed. When the history dwarfs what matters (focusOf spans less than a
   // fifth of it), or "zoom" is ticked, the scale starts near the focus and
   // what lies before it is drawn from the left edge. Labels never overlap:
-  // each goes to the first lane above the axis where it fits. It returns
+  // each goes to the first lane above the axis where it fits. The caches
+  // holding nothing share one line that opens them (isEmpty), but their
+  // windows still set the scale, so opening it moves nothing. It returns
   // the zoomed range, or null.
   function drawAxis(axis, c, rows) {
     const width = Math.max(axis.clientWidth || 0, 400);
-    const left = 130, right = 16, rowH = 20;
+    const left = 200, right = 16, rowH = 20;
     axis.replaceChildren();
     const explained = state.explain && rows.some((r) => r.resource === state.explain.resource);
     const probe = explained ? probeRevision() : null;
@@ -246,7 +284,12 @@
     if (probe !== null) marks.push({ cls: "probe-label", rev: probe, text: `watch from ${probe}`, anchor: "start" });
     const lanes = placeLabels(axis, marks.map((m) => ({ ...m, x: x(m.rev) })), left, width);
     const top = 8 + lanes * LABEL_H + 6;
-    const bottom = top + (rows.length + 1) * rowH;
+    // The lines under etcd's history: the caches holding something, then
+    // one line standing for the empty ones, then those when it is open.
+    const empties = rows.filter(isEmpty);
+    const lines = rows.filter((r) => !isEmpty(r));
+    if (empties.length) lines.push({ fold: empties.length }, ...(state.showEmpty ? empties : []));
+    const bottom = top + (lines.length + 1) * rowH;
     const height = bottom + 22;
     axis.setAttribute("viewBox", `0 0 ${width} ${height}`);
     axis.setAttribute("height", height);
@@ -255,10 +298,16 @@
     drawTicks(axis, lo, hi, x, top, bottom, left, width - right);
     axis.append(rowLabel(axis, `${c.name === "main" ? "etcd" : c.name + " etcd"} history`, top + 13, left - 8));
     axis.append(svg("rect", { class: "etcd", x: x(c.compactedRevision), y: top, width: Math.max(x(c.revision) - x(c.compactedRevision), 2), height: rowH - 6 }));
-    rows.forEach((r, i) => {
+    lines.forEach((r, i) => {
       const y = top + (i + 1) * rowH;
+      if (r.fold) {
+        const t = svg("text", { class: "fold-toggle", x: 0, y: y + 13, "data-action": "toggle-empty", role: "button" }, foldLabel(r.fold));
+        axis.append(t);
+        return;
+      }
       const w = r.window;
-      axis.append(rowLabel(axis, `${r.resource.split(".")[0]} cache`, y + 13, left - 8));
+      const { name, group } = cacheName(r.resource);
+      axis.append(rowLabel(axis, `${name} (${group})`, y + 13, left - 8));
       axis.append(svg("rect", { class: "window", "data-resource": r.resource, x: x(w.oldestResourceVersion), y, width: Math.max(x(r.resourceVersion) - x(w.oldestResourceVersion), 2), height: rowH - 6 }));
       if (w.events > 0) {
         axis.append(svg("rect", { class: "held", "data-resource": r.resource, x: x(w.firstEventResourceVersion) - 1, y: y + 4, width: Math.max(x(w.lastEventResourceVersion) - x(w.firstEventResourceVersion), 0) + 2, height: rowH - 14 }));
@@ -574,6 +623,13 @@
   $("#nodes-next").addEventListener("click", () => { state.page++; refreshNow(); });
   $("#hide-leases").addEventListener("change", refreshNow);
   $("#zoom").addEventListener("change", refreshNow);
+  // The fold line of the empty caches, in the table and on each axis, is
+  // drawn anew every second: one listener on the page serves them all.
+  document.addEventListener("click", (ev) => {
+    if (!ev.target.closest || !ev.target.closest('[data-action="toggle-empty"]')) return;
+    state.showEmpty = !state.showEmpty;
+    refreshNow();
+  });
 
   loop();
 })();
