@@ -52,6 +52,10 @@ type Config struct {
 	// and stop watching those gone; 0 means 30 s, as upstream. Not a flag:
 	// tests shorten it.
 	GarbageCollectorResync time.Duration
+	// Controllers chooses the control loops the controller manager runs,
+	// as kube-controller-manager's --controllers does ("*", "name",
+	// "-name"); empty means all (controllermanager.go).
+	Controllers []string
 	// ServiceClusterIPRange is the CIDR Services' ClusterIPs come from
 	// (upstream --service-cluster-ip-range); its first address is the
 	// kubernetes Service's.
@@ -104,6 +108,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ServiceClusterIPRange, "service-cluster-ip-range", c.ServiceClusterIPRange, "CIDR (IPv4 or IPv6) from which Services get their ClusterIPs; its first address is the kubernetes Service's")
 	fs.StringVar(&c.ServiceNodePortRange, "service-node-port-range", c.ServiceNodePortRange, "ports from which NodePort and LoadBalancer Services get their NodePorts, <low>-<high>")
 	fs.IntVar(&c.Etcd.Members, "etcd-members", c.Etcd.Members, "number of embedded etcd members, 1 or 3; with 3 and the default ports, clients use 2379-2381 and peers 12380-12382")
+	addControllersFlag(fs, c)
 	c.Etcd.AddFlags(fs)
 	c.APIServer.AddFlags(fs)
 	c.WatchCache.AddFlags(fs)
@@ -154,6 +159,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Triage.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := validateControllers(c.Controllers); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateServed()...)

@@ -43,12 +43,14 @@ type ControlPlane struct {
 	compactor  *registry.Compactor // the apiserver's etcd compactor (compaction.go)
 	cache      *watchcache.Cache   // in front of store (watchcache.go)
 	api        *apiserver.Server
-	nodes      *nodes       // simulated nodes and the node lifecycle controller (nodes.go)
-	triage     *triage      // events etcd, faults, namespace controller, object counts (triage.go)
-	events     *eventSink   // the controllers' event broadcaster (events.go)
-	gc         *gcLoop      // the garbage collector, nil when disabled (controllers.go)
-	crds       *crdLoops    // custom resources served and the CRD controller (crds.go)
-	listener   net.Listener // the apiserver's socket, bound first; api.Start takes it over
+	nodes      *nodes     // simulated nodes (nodes.go)
+	triage     *triage    // events etcd, faults, object counts (triage.go)
+	events     *eventSink // the controllers' event broadcaster (events.go)
+	crds       *crdLoops  // custom resources served (crds.go)
+	// controllers are the control loops that are API clients
+	// (controllermanager.go).
+	controllers *controllerManager
+	listener    net.Listener // the apiserver's socket, bound first; api.Start takes it over
 
 	kubeconfig string
 	lock       *dataDirLock // the data directory's lock, held until Close (lock.go)
@@ -168,24 +170,19 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if err := cp.api.Start(); err != nil {
 		return nil, err
 	}
-	if err := cp.startCRDController(); err != nil {
-		return nil, err
-	}
 	if err := cp.startEvents(ctx); err != nil {
 		return nil, err
 	}
-	if err := cp.startTriageLoops(); err != nil {
-		return nil, err
-	}
+	cp.startObjectCounter()
 	if err := cp.startNodes(ctx); err != nil {
 		return nil, err
 	}
 	if err := writeKubeconfig(cp.kubeconfig, cp.RESTConfig()); err != nil {
 		return nil, err
 	}
-	// Last: the collector's discovery and first lists would otherwise
-	// compete with the nodes' registration for the apiserver.
-	if err := cp.startGarbageCollector(); err != nil {
+	// After the nodes' registration: the garbage collector's discovery
+	// and first lists would otherwise compete with it for the apiserver.
+	if err := cp.startControllers(ctx); err != nil {
 		return nil, err
 	}
 	cp.kubeconfigWritten.Store(true)
@@ -278,8 +275,9 @@ func (cp *ControlPlane) EtcdEndpoints() []string {
 }
 
 // Close shuts the control plane down gracefully, in this order:
-//  0. the simulated nodes, the node lifecycle controller and the
-//     namespace controller stop (they are clients of the apiserver);
+//  0. the simulated nodes stop, then the controller manager's loops in
+//     the reverse order of their start (they are clients of the
+//     apiserver), then the custom resources' Serving and the object counter;
 //  1. the apiserver stops accepting requests, ends open watches and waits
 //     for in-flight requests, so every acknowledged write is in etcd; then
 //     the watch cache stops its etcd watches, and the compactor stops;
@@ -293,9 +291,9 @@ func (cp *ControlPlane) Close() error {
 	cp.closeOnce.Do(func() {
 		var errs []error
 		cp.stopNodes()
-		cp.stopGarbageCollector()
+		cp.stopControllers()
 		cp.stopCRDLoops()
-		cp.stopTriageLoops()
+		cp.stopObjectCounter()
 		cp.stopEvents()
 		if cp.api != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)

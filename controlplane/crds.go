@@ -4,17 +4,16 @@ import (
 	"context"
 	"sync"
 
-	"minicp/controllers/crd"
 	crdserving "minicp/crd"
 )
 
-// crdLoops are what CustomResourceDefinitions need at run time: Serving,
-// inside the stack, adds and removes the custom resources of established
-// CRDs in the resource table; the CRD controller, a client of the API,
-// accepts names, establishes CRDs and cleans up deleted ones.
+// crdLoops is Serving, which, inside the stack, adds and removes the
+// custom resources of established CRDs in the resource table. The CRD
+// controller, a client of the API that establishes them, is the
+// controller manager's (controllermanager.go).
 type crdLoops struct {
 	cancel context.CancelFunc
-	// wg counts the two goroutines; stopCRDLoops waits for them.
+	// wg counts Serving's goroutine; stopCRDLoops waits for it.
 	wg sync.WaitGroup
 }
 
@@ -42,25 +41,7 @@ func (cp *ControlPlane) startCRDServing(ctx context.Context) error {
 	}
 }
 
-// startCRDController starts the CRD controller against the running apiserver.
-func (cp *ControlPlane) startCRDController() error {
-	ctrl, err := crd.New(withQPS(cp.clientConfig(), -1), cp.logger.With("component", "crd-controller"))
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopServing := cp.crds.cancel
-	cp.crds.cancel = func() { cancel(); stopServing() }
-	cp.crds.wg.Add(1)
-	// The controller's goroutine ends when stopCRDLoops cancels ctx.
-	go func() {
-		defer cp.crds.wg.Done()
-		ctrl.Run(ctx, crd.DefaultWorkers)
-	}()
-	return nil
-}
-
-// stopCRDLoops stops the controller and Serving and waits for them.
+// stopCRDLoops stops Serving and waits for it.
 func (cp *ControlPlane) stopCRDLoops() {
 	if cp.crds == nil {
 		return

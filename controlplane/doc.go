@@ -15,9 +15,8 @@
 // (restore.go) lays a restored etcd member out where Start looks for it.
 //
 // Once the apiserver serves, it starts the node side, M11 and M12
-// (nodes.go): the node lifecycle controller and --simulated-nodes
-// heartbeating kubelets (package lease), both ordinary clients of the
-// apiserver; with --node-lease-etcd-binding each Node Lease key is bound to
+// (nodes.go): --simulated-nodes heartbeating kubelets (package lease),
+// ordinary clients of the apiserver; with --node-lease-etcd-binding each Node Lease key is bound to
 // an etcd lease through the registry's KeyTTL. The etcd endpoints are
 // written to the data directory (package internal/datadir) for minictl
 // and kubelet-sim.
@@ -26,8 +25,18 @@
 // lists the stored CRDs and puts the custom resources of the established
 // ones in the resource table, and Start waits for that, so a restarted
 // stack serves them as soon as it is ready; Serving then follows the CRDs.
-// Once the apiserver serves, the CRD controller (controllers/crd) starts,
-// a client like the others. Close stops both before the apiserver.
+// Close stops Serving before the apiserver.
+//
+// The controller manager (controllermanager.go) starts, once the
+// apiserver serves and the simulated nodes are registered, every control
+// loop that is a client of the API, from one list and in its order: the
+// CRD controller (controllers/crd), the namespace controller, the node
+// lifecycle controller (package lease) and, last, the garbage collector;
+// --controllers chooses among them as kube-controller-manager's flag does.
+// Each loop runs in one goroutine the manager owns, and its workers in
+// goroutines of its own (controllers/workers) that end before it returns.
+// Close stops the loops, after the simulated nodes, in the reverse order
+// of their start, each one's goroutines ended before the next is stopped.
 //
 // Before the apiserver starts it makes, on first start, the admin bearer
 // token (<data-dir>/token, 0600) and a CA with a serving certificate
@@ -49,8 +58,8 @@
 //     simulated nodes are registered, and /readyz fails until it (and the
 //     token file) is on disk, so its presence means "ready". A kubeconfig
 //     left by an earlier run is removed before the apiserver listens.
-//   - The simulated nodes and the node lifecycle controller are the first
-//     things Close stops, before the apiserver they talk to.
+//   - The simulated nodes, then the controller manager's loops, are the
+//     first things Close stops, before the apiserver they talk to.
 //   - Close stops the stack in the reverse order of Start: no request is
 //     served after etcd is gone, and an embedded etcd closes cleanly, so the
 //     next Start on the same data directory sees every object and revision.

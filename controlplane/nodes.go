@@ -94,68 +94,46 @@ func (c *NodesConfig) keyTTL() func(*registry.Resource, runtime.Object) time.Dur
 	}
 }
 
-// nodes is what runs on the node side: both are clients of the apiserver,
-// over one shared clientset.
+// nodes is the simulated kubelets, clients of the apiserver like real
+// ones; the node lifecycle controller is the controller manager's.
 type nodes struct {
-	controller *lease.Controller // nil when not running
-	agent      *lease.Agent      // nil when no simulated nodes
-	closeIdle  func()            // closes the shared client's idle connections
+	agent     *lease.Agent
+	closeIdle func() // closes the agent's client's idle connections
 }
 
-// startNodes starts, once the apiserver serves, the node lifecycle
-// controller (its informers synced) and then the simulated nodes, and
-// waits until every simulated node is registered, so that `kubectl get
-// nodes` lists them as soon as minicp says it is ready.
+// startNodes starts, once the apiserver serves, the simulated nodes, and
+// waits until every one is registered, so that `kubectl get nodes` lists
+// them as soon as minicp says it is ready.
 func (cp *ControlPlane) startNodes(ctx context.Context) error {
 	cfg := cp.cfg.Nodes
-	if !cfg.LifecycleController && cfg.Simulated == 0 {
+	if cfg.Simulated == 0 {
 		return nil
 	}
 	cs, closeIdle, err := lease.NewClientset(cp.clientConfig(), cfg.Agent.Workers)
 	if err != nil {
 		return err
 	}
-	cp.nodes = &nodes{closeIdle: closeIdle}
-	if cfg.LifecycleController {
-		ccfg := cfg.Controller
-		ccfg.Logger = cp.logger.With("component", "node-lifecycle-controller")
-		ccfg.Recorder = cp.recorder(lease.ControllerComponent)
-		if cp.nodes.controller, err = lease.NewController(ccfg, cs); err != nil {
-			return err
-		}
-		if err := cp.nodes.controller.Start(ctx); err != nil {
-			return err
-		}
+	acfg := cfg.Agent
+	acfg.Nodes = cfg.Simulated
+	acfg.Logger = cp.logger.With("component", "simulated-nodes")
+	acfg.Recorder = cp.recorder(lease.KubeletComponent)
+	agent, err := lease.NewAgent(acfg, cs)
+	if err != nil {
+		closeIdle()
+		return err
 	}
-	if cfg.Simulated > 0 {
-		acfg := cfg.Agent
-		acfg.Nodes = cfg.Simulated
-		acfg.Logger = cp.logger.With("component", "simulated-nodes")
-		acfg.Recorder = cp.recorder(lease.KubeletComponent)
-		if cp.nodes.agent, err = lease.NewAgent(acfg, cs); err != nil {
-			return err
-		}
-		cp.nodes.agent.Start()
-		if err := cp.nodes.agent.WaitRegistered(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	cp.nodes = &nodes{agent: agent, closeIdle: closeIdle}
+	agent.Start()
+	return agent.WaitRegistered(ctx)
 }
 
-// stopNodes stops the simulated nodes, then the controller, and closes
-// their shared client's connections. Both return only when all their
-// goroutines have.
+// stopNodes stops the simulated nodes, returning once their goroutines
+// have, and closes their client's connections.
 func (cp *ControlPlane) stopNodes() {
 	if cp.nodes == nil {
 		return
 	}
-	if cp.nodes.agent != nil {
-		cp.nodes.agent.Stop()
-	}
-	if cp.nodes.controller != nil {
-		cp.nodes.controller.Stop()
-	}
+	cp.nodes.agent.Stop()
 	cp.nodes.closeIdle()
 }
 

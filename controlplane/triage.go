@@ -7,8 +7,7 @@ package controlplane
 //     as upstream, or --embedded-events-etcd for a second embedded member;
 //   - fault injection (M9, M15): --enable-debug-faults serves /debug/faults
 //     on loopback and puts the faults into admission and the etcd client;
-//   - apiserver_storage_objects, counted every --etcd-count-metric-poll-period;
-//   - the namespace controller, which makes namespace deletion finish.
+//   - apiserver_storage_objects, counted every --etcd-count-metric-poll-period.
 
 import (
 	"context"
@@ -26,7 +25,6 @@ import (
 
 	"minicp/apiserver"
 	"minicp/apiserver/admission"
-	"minicp/controllers/namespace"
 	"minicp/embedetcd"
 	"minicp/faults"
 	"minicp/internal/datadir"
@@ -127,8 +125,7 @@ type triage struct {
 	// it talks to; closeTriage stops them before closing the clients.
 	compactors []*registry.Compactor
 
-	// cancel stops the namespace controller and the object counter; wg
-	// waits for their goroutines.
+	// cancel stops the object counter; wg waits for its goroutine.
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -212,35 +209,26 @@ func (t *triage) registerAPI(api *apiserver.Server, etcd *embedetcd.Cluster) {
 	api.Handle("/debug/faults", t.faults.Handler())
 }
 
-// startLoops starts the namespace controller (a client of the apiserver,
-// like kube-controller-manager's) and the object counter.
-func (cp *ControlPlane) startTriageLoops() error {
+// startObjectCounter counts the stored objects of every resource every
+// --etcd-count-metric-poll-period, for apiserver_storage_objects.
+func (cp *ControlPlane) startObjectCounter() {
 	t := cp.triage
-	ctrl, err := namespace.New(withQPS(cp.clientConfig(), -1), cp.logger.With("component", "namespace-controller"))
-	if err != nil {
-		return err
+	period := cp.cfg.Triage.ObjectCountPeriod
+	if period <= 0 {
+		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	t.wg.Add(1)
-	// The namespace controller's goroutine ends when stopTriageLoops cancels ctx.
+	// The counter's goroutine ends when stopObjectCounter cancels ctx.
 	go func() {
 		defer t.wg.Done()
-		ctrl.Run(ctx, namespace.DefaultWorkers)
+		cp.store.RunObjectCounter(ctx, period)
 	}()
-	if period := cp.cfg.Triage.ObjectCountPeriod; period > 0 {
-		t.wg.Add(1)
-		// The counter's goroutine ends with ctx too.
-		go func() {
-			defer t.wg.Done()
-			cp.store.RunObjectCounter(ctx, period)
-		}()
-	}
-	return nil
 }
 
-// stopTriageLoops stops the controller and the counter and waits for them.
-func (cp *ControlPlane) stopTriageLoops() {
+// stopObjectCounter stops the counter and waits for it.
+func (cp *ControlPlane) stopObjectCounter() {
 	if cp.triage == nil || cp.triage.cancel == nil {
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"minicp/controllers/workers"
 )
 
 // DefaultWorkers is how many CRDs are synced at once.
@@ -53,9 +54,9 @@ func New(cfg *rest.Config, log *slog.Logger) (*Controller, error) {
 	}, nil
 }
 
-// Run watches CRDs and syncs them with workers goroutines until ctx ends;
+// Run watches CRDs and syncs them with n goroutines until ctx ends;
 // it returns once they have all stopped.
-func (c *Controller) Run(ctx context.Context, workers int) {
+func (c *Controller) Run(ctx context.Context, n int) {
 	defer c.queue.ShutDown()
 	factory := externalversions.NewSharedInformerFactory(c.client, 0)
 	informer := factory.Apiextensions().V1().CustomResourceDefinitions()
@@ -81,19 +82,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
 		return
 	}
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Add(1)
-		// Each worker ends when the queue shuts down (below, once ctx ends).
-		go func() {
-			defer wg.Done()
-			for c.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	workers.Run(ctx, n, c.queue.ShutDown, c.processNext)
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 
+	"minicp/controllers/workers"
 	"minicp/internal/trim"
 )
 
@@ -132,16 +132,7 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	c.waitForSync(ctx, monitors)
 
-	var wg sync.WaitGroup
-	for range c.cfg.Workers {
-		wg.Add(1)
-		// Each worker ends when the queue shuts down (below, once ctx ends).
-		go func() {
-			defer wg.Done()
-			for c.processNext(ctx) {
-			}
-		}()
-	}
+	pool := workers.Start(ctx, c.cfg.Workers, c.processNext)
 	// Resources served later (custom resources) are watched from the next
 	// discovery on, and those no longer served are no longer watched, as
 	// upstream re-syncs its monitors.
@@ -156,7 +147,7 @@ func (c *Controller) Run(ctx context.Context) {
 		}
 	}
 	c.queue.ShutDown()
-	wg.Wait()
+	pool.Wait()
 }
 
 // syncResources discovers the served resources, starts an informer for

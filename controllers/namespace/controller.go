@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 
+	"minicp/controllers/workers"
 	"minicp/internal/trim"
 )
 
@@ -60,9 +60,9 @@ func New(cfg *rest.Config, log *slog.Logger) (*Controller, error) {
 	}, nil
 }
 
-// Run watches namespaces and syncs the terminating ones with workers
+// Run watches namespaces and syncs the terminating ones with n
 // goroutines until ctx ends; it returns once they have all stopped.
-func (c *Controller) Run(ctx context.Context, workers int) {
+func (c *Controller) Run(ctx context.Context, n int) {
 	defer c.queue.ShutDown()
 	factory := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithTransform(trim.ManagedFields))
 	informer := factory.Core().V1().Namespaces().Informer()
@@ -83,19 +83,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return
 	}
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Add(1)
-		// Each worker ends when the queue shuts down (below, once ctx ends).
-		go func() {
-			defer wg.Done()
-			for c.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	workers.Run(ctx, n, c.queue.ShutDown, c.processNext)
 }
 
 // processNext syncs one namespace from the queue; false once the queue is
