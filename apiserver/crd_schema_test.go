@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minicp/apiserver/admission"
+	"minicp/kinds"
 	"minicp/registry"
 )
 
@@ -23,7 +24,7 @@ func startWithGadgets(t *testing.T) *testServer {
 // etcd-backed Store, without NamespaceLifecycle: no namespace is made.
 func startWithResources(t *testing.T, resources []*registry.Resource) *testServer {
 	t.Helper()
-	table := registry.NewBuiltinTable()
+	table := kinds.NewTable()
 	if err := table.Change(nil, resources); err != nil {
 		t.Fatal(err)
 	}

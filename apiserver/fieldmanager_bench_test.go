@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"minicp/registry"
+	"minicp/kinds"
 )
 
 // BenchmarkRecordCreate is what managedFields add to a create inside the
@@ -22,7 +22,7 @@ import (
 //
 //	go test -run XXX -bench BenchmarkRecordCreate -benchmem ./apiserver/
 func BenchmarkRecordCreate(b *testing.B) {
-	table := registry.NewBuiltinTable()
+	table := kinds.NewTable()
 	labels := map[string]string{"app": "web", "tier": "frontend"}
 	replicas := int32(2)
 	cases := []struct {
@@ -74,7 +74,7 @@ func BenchmarkRecordCreate(b *testing.B) {
 //
 //	go test -run XXX -bench BenchmarkRecordLeaseRenewal -benchmem ./apiserver/
 func BenchmarkRecordLeaseRenewal(b *testing.B) {
-	res, ok := registry.NewBuiltinTable().Lookup(schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"})
+	res, ok := kinds.NewTable().Lookup(schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"})
 	if !ok {
 		b.Fatal("no leases")
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"minicp/kinds"
 	"minicp/registry"
 )
 
@@ -42,7 +43,7 @@ func TestManagerNameComesFromFieldManagerElseTheUserAgent(t *testing.T) {
 // write records managedFields (a kind the converter did not know would be
 // written without them, silently, as upstream's UpdateNoErrors does).
 func TestEveryBuiltinKindRecordsManagedFieldsOnCreate(t *testing.T) {
-	for _, res := range registry.Builtin() {
+	for _, res := range kinds.Builtin() {
 		fm, err := newFieldManager(res, "")
 		if err != nil {
 			t.Errorf("%s: %v", res.GroupVersionKind(), err)
@@ -69,7 +70,7 @@ func TestEveryBuiltinKindRecordsManagedFieldsOnCreate(t *testing.T) {
 
 // Writes through a subresource reset what that subresource cannot change.
 func TestResetFieldsFollowTheStatusSubresource(t *testing.T) {
-	for _, res := range registry.Builtin() {
+	for _, res := range kinds.Builtin() {
 		main, status := resetFields(res, ""), resetFields(res, "status")
 		if res.HasSubresource("status") != (main != nil && status != nil) {
 			t.Errorf("%s: status subresource %v, reset fields %v / %v", res.Name, res.HasSubresource("status"), main, status)
@@ -79,7 +80,7 @@ func TestResetFieldsFollowTheStatusSubresource(t *testing.T) {
 
 // A Scale is typed by its own model (client-go's schema has none).
 func TestScaleWritesRecordManagedFields(t *testing.T) {
-	deployments, ok := registry.NewBuiltinTable().Lookup(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
+	deployments, ok := kinds.NewTable().Lookup(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
 	if !ok {
 		t.Fatal("no deployments")
 	}
@@ -105,7 +106,7 @@ func TestScaleWritesRecordManagedFields(t *testing.T) {
 // resource gets a new descriptor, so new field managers).
 func TestEachDescriptorKeepsOneFieldManagerPerSubresource(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	deployments, _ := registry.NewBuiltinTable().Lookup(gvr)
+	deployments, _ := kinds.NewTable().Lookup(gvr)
 	get := func(res *registry.Resource, subresource string) *managedfields.FieldManager {
 		t.Helper()
 		fm, err := fieldManagerFor(res, subresource)
@@ -121,7 +122,7 @@ func TestEachDescriptorKeepsOneFieldManagerPerSubresource(t *testing.T) {
 	if status, scale := get(deployments, "status"), get(deployments, "scale"); status == main || scale == main || status == scale {
 		t.Error("the object, status and scale share a field manager")
 	}
-	again, _ := registry.NewBuiltinTable().Lookup(gvr)
+	again, _ := kinds.NewTable().Lookup(gvr)
 	if get(again, "") == main {
 		t.Error("a new descriptor of the same kind got the old descriptor's field manager")
 	}
@@ -131,7 +132,7 @@ func TestEachDescriptorKeepsOneFieldManagerPerSubresource(t *testing.T) {
 // theirs too): run with -race, each write records its own manager and
 // fields and nothing else.
 func TestConcurrentWritesShareAFieldManager(t *testing.T) {
-	configMaps, _ := registry.NewBuiltinTable().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps, _ := kinds.NewTable().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {

@@ -21,6 +21,7 @@ import (
 	"minicp/apiserver/admission"
 	"minicp/internal/testetcd"
 	"minicp/internal/testsupport"
+	"minicp/kinds"
 	"minicp/registry"
 )
 
@@ -265,4 +266,4 @@ func testPod(name string) *corev1.Pod {
 const podBody = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
 
 // testResources is the table the package's tests serve.
-var testResources = registry.NewBuiltinTable()
+var testResources = kinds.NewTable()

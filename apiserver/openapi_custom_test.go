@@ -13,6 +13,7 @@ import (
 	"k8s.io/kube-openapi/pkg/util/proto"
 
 	"minicp/internal/testsupport"
+	"minicp/kinds"
 	"minicp/registry"
 )
 
@@ -49,7 +50,7 @@ func gadgetResources(t *testing.T) []*registry.Resource {
 
 func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
 	gadgets := gadgetResources(t)
-	table := registry.NewBuiltinTable()
+	table := kinds.NewTable()
 	srv := httptest.NewServer(newOpenAPIHandler(table))
 	t.Cleanup(srv.Close)
 	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
@@ -112,7 +113,7 @@ func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
 // kubectl 1.27 and 1.28 find custom resources in /openapi/v2.
 func TestOpenAPIV2FollowsCustomResourcesInTheTable(t *testing.T) {
 	gadgets := gadgetResources(t)
-	table := registry.NewBuiltinTable()
+	table := kinds.NewTable()
 	srv := httptest.NewServer(newOpenAPIHandler(table))
 	t.Cleanup(srv.Close)
 	client := openAPIV2Client(t, srv.URL)
@@ -170,7 +171,7 @@ func TestATableChangeDoesNotWaitForAnOpenAPIBuild(t *testing.T) {
 		blockOnce.Do(func() { close(building); <-release })
 		return describe()
 	}
-	table := registry.NewBuiltinTable()
+	table := kinds.NewTable()
 	if err := table.Change(nil, gadgets); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"minicp/internal/testsupport"
-	"minicp/registry"
+	"minicp/kinds"
 )
 
 // A connection on which no request has arrived does not hold Shutdown:
@@ -111,7 +111,7 @@ func TestShutdownEndsACPUProfileEarly(t *testing.T) {
 // down; then the table no longer holds it, so a table that outlives its
 // servers (every test here shares one) does not keep them all.
 func TestShutdownStopsFollowingTheResourceTable(t *testing.T) {
-	table := registry.NewBuiltinTable()
+	table := kinds.NewTable()
 	s, err := New(NewConfig(), table, newFakeStore(), nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"minicp/apiserver"
 	"minicp/embedetcd"
+	"minicp/kinds"
 	"minicp/registry"
 	"minicp/registry/rangealloc"
 	"minicp/watchcache"
@@ -25,8 +26,9 @@ const (
 // minicp's defaults; AddFlags binds every field to a command-line flag.
 type Config struct {
 	// Resources is the table the stack serves, handed to the registry,
-	// the watch cache and the apiserver. NewConfig sets the built-in
-	// kinds (registry.NewBuiltinTable); nil means the same.
+	// the watch cache and the apiserver. Nil (NewConfig's): the built-in
+	// kinds (package kinds), whose Services allocate from
+	// ServiceClusterIPRange and ServiceNodePortRange; Start builds it.
 	Resources *registry.Table
 	// DataDir holds the embedded etcd's data and the kubeconfig.
 	DataDir string
@@ -78,14 +80,13 @@ type Config struct {
 // NewConfig returns the defaults a learner gets from `go run ./cmd/minicp`.
 func NewConfig() Config {
 	return Config{
-		Resources:              registry.NewBuiltinTable(),
 		DataDir:                "./minicp-data",
 		StorageMediaType:       MediaTypeProtobuf,
 		EventTTL:               time.Hour,
 		EtcdCompactionInterval: registry.DefaultCompactionInterval,
 		EnableGarbageCollector: true,
-		ServiceClusterIPRange:  "10.0.0.0/24",
-		ServiceNodePortRange:   "30000-32767",
+		ServiceClusterIPRange:  kinds.DefaultServiceClusterIPRange,
+		ServiceNodePortRange:   kinds.DefaultServiceNodePortRange,
 		Etcd:                   embedetcd.NewConfig(),
 		APIServer:              apiserver.NewConfig(),
 		WatchCache:             watchcache.NewConfig(),
@@ -168,12 +169,18 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// builtinKinds is the configuration of the built-in kinds: the Service
+// ranges.
+func (c *Config) builtinKinds() kinds.Config {
+	return kinds.Config{ServiceClusterIPRange: c.ServiceClusterIPRange, ServiceNodePortRange: c.ServiceNodePortRange}
+}
+
 // validateServed checks the flags that name resources against the table:
 // --etcd-servers-overrides and --watch-cache-sizes.
 func (c *Config) validateServed() []error {
 	table := c.Resources
 	if table == nil {
-		table = registry.NewBuiltinTable()
+		table = kinds.NewTable() // names only: the Service ranges do not matter here
 	}
 	var errs []error
 	overrides, _ := parseOverrides(c.Triage.EtcdServersOverrides) // malformed entries: Triage.Validate

@@ -84,7 +84,9 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		cfg.APIServer.Logger = cfg.Logger
 	}
 	if cfg.Resources == nil {
-		cfg.Resources = registry.NewBuiltinTable()
+		if cfg.Resources, err = cfg.builtinKinds().NewTable(); err != nil {
+			return nil, err
+		}
 	}
 	cp := &ControlPlane{cfg: cfg, logger: cfg.Logger, metrics: prometheus.NewRegistry()}
 	cp.cfg.APIServer.Metrics = cp.metrics
@@ -126,9 +128,6 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		Metrics:          cp.metrics,
 		GarbageCollector: cfg.EnableGarbageCollector,
 		Logger:           cp.logger,
-
-		ServiceClusterIPRange: cfg.ServiceClusterIPRange,
-		ServiceNodePortRange:  cfg.ServiceNodePortRange,
 	}))
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"minicp/controlplane"
 	"minicp/e2e/framework"
 	"minicp/embedetcd"
+	"minicp/kinds"
 	"minicp/registry"
 )
 
@@ -125,7 +126,7 @@ func TestCompactingToAFutureRevisionIsRefusedAndChangesNothing(t *testing.T) {
 
 func mustConfigMaps(t *testing.T) *registry.Resource {
 	t.Helper()
-	res, ok := registry.NewBuiltinTable().Lookup(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	res, ok := kinds.NewTable().Lookup(corev1.SchemeGroupVersion.WithResource("configmaps"))
 	if !ok {
 		t.Fatal("no configmaps resource")
 	}

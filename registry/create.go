@@ -37,7 +37,7 @@ func (s *Store) Create(ctx context.Context, res *Resource, namespace string, obj
 	if err := s.beforeCreate(res, namespace, obj); err != nil {
 		return nil, err
 	}
-	done, err := s.allocate(ctx, res, obj, nil, opts.DryRun)
+	done, err := s.beginWrite(ctx, res, obj, nil, opts.DryRun)
 	if err != nil {
 		return nil, err
 	}

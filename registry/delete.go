@@ -78,7 +78,7 @@ func (s *Store) deleteKeyAs(ctx context.Context, res *Resource, key string, stat
 	if err != nil || fresh != nil {
 		return nil, fresh, storageError(err)
 	}
-	s.release(ctx, res, state.obj)
+	s.afterDelete(ctx, res, state.obj)
 	out, err := s.decode(res, data, applied)
 	return out, nil, err
 }

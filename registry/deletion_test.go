@@ -2,7 +2,6 @@ package registry
 
 import (
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,77 +109,6 @@ func TestDeletePreconditionsAndDryRunLeaveAFinalizedObjectAlone(t *testing.T) {
 	rv := created.ResourceVersion
 	if _, err := s.Delete(ctx, res, "default", "cm", DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}); err != nil {
 		t.Fatalf("DELETE with the right resourceVersion: %v", err)
-	}
-}
-
-func boundPod(name string, grace int64) *corev1.Pod {
-	pod := newPod(name)
-	pod.Spec.NodeName = "node-1"
-	pod.Spec.TerminationGracePeriodSeconds = &grace
-	return pod
-}
-
-// A bound pod stays Terminating for its grace period until a DELETE with
-// grace 0 (its kubelet's) removes it; an unbound one goes at once.
-func TestABoundPodIsDeletedGracefullyAndAnUnboundOneAtOnce(t *testing.T) {
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	s, client := newTestStore(t, Options{Now: func() time.Time { return now }})
-	ctx := testContext(t)
-	res := podsResource(t)
-	createPod(t, s, boundPod("bound", 30))
-
-	out, err := s.Delete(ctx, res, "default", "bound", DeleteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := out.(*corev1.Pod)
-	if pod.DeletionTimestamp == nil || !pod.DeletionTimestamp.Time.Equal(now.Add(30*time.Second)) || *pod.DeletionGracePeriodSeconds != 30 {
-		t.Fatalf("after DELETE: deletionTimestamp %v grace %v, want now+30s and 30", pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds)
-	}
-	longer := int64(60)
-	again, err := s.Delete(ctx, res, "default", "bound", DeleteOptions{GracePeriodSeconds: &longer})
-	if err != nil || again.(*corev1.Pod).ResourceVersion != pod.ResourceVersion {
-		t.Fatalf("DELETE with a longer grace: %v %v, want the pod unchanged", again, err)
-	}
-	shorter := int64(10)
-	short, err := s.Delete(ctx, res, "default", "bound", DeleteOptions{GracePeriodSeconds: &shorter})
-	if err != nil || !short.(*corev1.Pod).DeletionTimestamp.Time.Equal(now.Add(10*time.Second)) {
-		t.Fatalf("DELETE with a shorter grace: %v %v, want deletionTimestamp now+10s", short, err)
-	}
-	zero := int64(0)
-	if _, err := s.Delete(ctx, res, "default", "bound", DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
-		t.Fatal(err)
-	}
-	if resp, _ := client.Get(ctx, KeyFor(res, "default", "bound")); len(resp.Kvs) != 0 {
-		t.Fatalf("pod still stored after a DELETE with grace 0")
-	}
-
-	unbound := newPod("unbound")
-	createPod(t, s, unbound)
-	if _, err := s.Delete(ctx, res, "default", "unbound", DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if resp, _ := client.Get(ctx, KeyFor(res, "default", "unbound")); len(resp.Kvs) != 0 {
-		t.Fatalf("unbound pod still stored after DELETE")
-	}
-}
-
-func TestAFinishedPodIsDeletedAtOnce(t *testing.T) {
-	s, client := newTestStore(t, Options{})
-	ctx := testContext(t)
-	res := podsResource(t)
-	createPod(t, s, boundPod("done", 30))
-	if _, _, err := s.Update(ctx, res, "default", "done", UpdateOptions{Subresource: "status"}, func(cur runtime.Object) (runtime.Object, error) {
-		cur.(*corev1.Pod).Status.Phase = corev1.PodSucceeded
-		return cur, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Delete(ctx, res, "default", "done", DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if resp, _ := client.Get(ctx, KeyFor(res, "default", "done")); len(resp.Kvs) != 0 {
-		t.Fatalf("Succeeded pod still stored after DELETE")
 	}
 }
 

@@ -35,7 +35,7 @@
 //     gracefully: marked with deletionTimestamp = now + grace until their
 //     kubelet deletes them with grace 0. A namespace is marked Terminating
 //     first and removed by the finalize update that takes away its last
-//     finalizer (namespace.go).
+//     finalizer (its Strategy's GracefulDelete, package kinds).
 //   - GET and LIST: range reads; "" is linearizable, "0" serializable, "N"
 //     must see revision N or later (else 504 "Too large resource version"),
 //     Exact N reads the past at revision N (410 once compacted). Pages are
@@ -72,8 +72,8 @@
 // its Resource (resource.go): names and scope, etcd key prefix, storage
 // media type, TTL policy (events' leases), Strategy, selectable fields,
 // watch cache indexes and window, subresources, scale, printer columns,
-// create-on-update, collection delete. The built-in kinds are the entries
-// of Builtin (builtin*.go); NewTable checks a set of them and makes the
+// create-on-update, collection delete. The built-in kinds' descriptors are
+// package kinds' (kinds.Builtin); NewTable checks a set of them and makes the
 // Table that one running stack hands to its Store, its watch cache and
 // its apiserver. The table's set changes at run time, when custom
 // resources come and go (package crd): each state is an immutable
@@ -83,30 +83,30 @@
 // mid-change). A Resource
 // itself never changes once in a table; the field managers the apiserver
 // derives from it are kept in it (Resource.FieldManager), so they go away
-// with it. No package keeps a list of resources of its own, and no code
-// decides behaviour by comparing resource names.
+// with it. This package keeps no list of resources of its own, and decides
+// nothing by comparing resource names: what differs is read from the
+// descriptor.
 //
-// Strategies (strategy*.go) hold what differs between resources' writes:
+// A Strategy (strategy.go) holds what differs between resources' writes:
 // defaulting (a pod gets restartPolicy Always, a QoS class, ...),
 // validation (422 Invalid with field causes) and which parts an update may
 // change (a status update keeps the spec, a main update keeps the status).
-// Printers (printer*.go, printers_*.go) are the columns `kubectl get`
-// shows, after upstream's. A resource's TypeConverter (typeconverter.go)
+// Printers are the columns `kubectl get` shows, after upstream's
+// (printer.go: the default one and the helpers kinds' printers are built
+// with). A resource's TypeConverter (typeconverter.go)
 // is what the apiserver's field manager types its objects with for
 // managedFields and server-side apply; the registry never computes
 // managedFields itself, it stores them as part of the object.
 //
-// The kinds beyond pods, nodes, namespaces, config maps, events and leases
-// (builtin_kinds.go) take their defaults and validation from kinds_*.go and
-// the spec/status/generation rules of generation.go: metadata.generation
-// is 1 on create and grows with every spec change only. events.k8s.io/v1
-// Events are core/v1 Events stored at the same keys, converted by their
-// storage codec (Resource.StoredAs, stored_form.go). A Service's ClusterIP
-// and NodePorts come from the Store's allocators (service_alloc.go, package
-// rangealloc), taken after validation and before the write, given back if
-// the write fails or when the Service is deleted (Strategy.Allocate and
-// Strategy.Release, allocate.go). The scale subresource is a view of the
-// object (scale.go); the apiserver serves it.
+// A kind whose writes take something kept outside its objects (a
+// Service's ClusterIP and NodePorts, package kinds) does it in its
+// Strategy's write hooks, BeginWrite and AfterDelete (hooks.go): the Store
+// calls them after validation and before the etcd write, tells them
+// whether the write happened so they can give back what it did not use,
+// and calls AfterDelete once an object is gone. The Store knows nothing
+// of Services. events.k8s.io/v1 Events are core/v1 Events stored at the
+// same keys, converted by their storage codec (Resource.StoredAs,
+// stored_form.go).
 //
 // Every etcd request goes through one client wrapper (etcdclient.go): it
 // sends the keys of resources moved by Options.EtcdOverrides (events, as

@@ -41,6 +41,10 @@ const (
 // gets when it asks for a revision etcd has not reached (upstream: 1).
 const tooLargeResourceVersionRetrySeconds = 1
 
+// StorageError is storageError for the kinds' write hooks, whose etcd
+// requests fail as the Store's do.
+func StorageError(err error) error { return storageError(err) }
+
 // storageError translates an error from the etcd client into an API error.
 // API errors pass through unchanged.
 func storageError(err error) error {

@@ -23,9 +23,6 @@ func startEtcd(t *testing.T, configure ...func(*embedetcd.Config)) *clientv3.Cli
 	return testetcd.Start(t, configure...).Client()
 }
 
-// testResources is the table the package's tests serve.
-var testResources = NewBuiltinTable()
-
 // newTestStore starts etcd and returns a Store on it with the "default"
 // namespace created.
 func newTestStore(t *testing.T, opts Options, configure ...func(*embedetcd.Config)) (*Store, *clientv3.Client) {

@@ -6,12 +6,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// printerOf adapts a row function written for one concrete type into a
+// TypedPrinter adapts a row function written for one concrete type into a
 // Printer.
-func printerOf[T any](columns []metav1.TableColumnDefinition, row func(T, time.Time) metav1.TableRow) *Printer {
+func TypedPrinter[T any](columns []metav1.TableColumnDefinition, row func(T, time.Time) metav1.TableRow) *Printer {
 	return &Printer{Columns: columns, Row: func(obj runtime.Object, now time.Time) (metav1.TableRow, error) {
 		typed, ok := obj.(T)
 		if !ok {
@@ -24,9 +23,9 @@ func printerOf[T any](columns []metav1.TableColumnDefinition, row func(T, time.T
 
 // DefaultPrinter is upstream's table for resources without their own
 // printer: the name and the creation time.
-var DefaultPrinter = printerOf(
+var DefaultPrinter = TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		nameColumn,
+		NameColumn,
 		{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
 	},
 	func(obj metav1.Object, _ time.Time) metav1.TableRow {
@@ -42,16 +41,8 @@ func (r *Resource) PrinterOf() *Printer {
 	return DefaultPrinter
 }
 
+// NameColumn and AgeColumn are the columns most printers start with.
 var (
-	nameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]}
-	ageColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
+	NameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]}
+	AgeColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}
 )
-
-// age prints how long ago t was as kubectl does ("5m", "3d4h"), or
-// "<unknown>" for the zero time.
-func age(t time.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t))
-}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -251,10 +252,12 @@ func (r *Resource) GroupResource() schema.GroupResource {
 }
 
 // HasSubresource reports whether the apiserver routes name under the resource.
-func (r *Resource) HasSubresource(name string) bool { return contains(r.Subresources, name) }
+func (r *Resource) HasSubresource(name string) bool { return slices.Contains(r.Subresources, name) }
 
 // NeedsContainer reports whether name is one of ContainerSubresources.
-func (r *Resource) NeedsContainer(name string) bool { return contains(r.ContainerSubresources, name) }
+func (r *Resource) NeedsContainer(name string) bool {
+	return slices.Contains(r.ContainerSubresources, name)
+}
 
 // FieldManager returns the field manager of the resource's writes through
 // subresource ("" for the object itself), calling build the first time it

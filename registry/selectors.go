@@ -86,9 +86,9 @@ func (p *predicate) selectChange(typ watch.EventType, obj, prev runtime.Object) 
 	return "", false
 }
 
-// metadataFields is how many fields selectableFields adds to a kind's own:
+// MetadataFieldCount is how many fields selectableFields adds to a kind's own:
 // a kind's SelectableFields may size its set for them, to spare a growth.
-const metadataFields = 2
+const MetadataFieldCount = 2
 
 // selectableFields returns the fields a field selector may name for obj,
 // with obj's values: metadata.name, metadata.namespace for namespaced

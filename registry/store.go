@@ -65,11 +65,6 @@ type Options struct {
 	// "orphan" and "foregroundDeletion" finalizers that propagation
 	// policies ask for, since nobody else would ever remove them.
 	GarbageCollector bool
-	// ServiceClusterIPRange and ServiceNodePortRange are where Services'
-	// ClusterIPs and NodePorts come from (upstream's flags of the same
-	// names); defaults 10.0.0.0/24 and 30000-32767.
-	ServiceClusterIPRange string
-	ServiceNodePortRange  string
 	// Now is the clock for creationTimestamp, deletionTimestamp and lease
 	// reuse (default time.Now).
 	Now    func() time.Time
@@ -77,12 +72,6 @@ type Options struct {
 }
 
 func (o *Options) setDefaults() error {
-	if o.ServiceClusterIPRange == "" {
-		o.ServiceClusterIPRange = DefaultServiceClusterIPRange
-	}
-	if o.ServiceNodePortRange == "" {
-		o.ServiceNodePortRange = DefaultServiceNodePortRange
-	}
 	switch o.StorageMediaType {
 	case "":
 		o.StorageMediaType = MediaTypeProtobuf
@@ -128,7 +117,6 @@ type Store struct {
 	leases    map[schema.GroupResource]*leaseManager
 	keyLeases *keyLeases // per-key etcd leases for keys KeyTTL binds
 	metrics   *storageMetrics
-	allocs    *Allocators // ClusterIPs and NodePorts (service_alloc.go)
 	log       *slog.Logger
 }
 
@@ -162,9 +150,6 @@ func NewStore(client *clientv3.Client, table *Table, opts Options) (*Store, erro
 		keyLeases: newKeyLeases(measured),
 		metrics:   metrics,
 		log:       opts.Logger,
-	}
-	if s.allocs, err = newAllocators(measured, opts); err != nil {
-		return nil, err
 	}
 	managers := map[*clientv3.Client]*leaseManager{}
 	for _, res := range table.All() {

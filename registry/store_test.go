@@ -15,7 +15,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -239,37 +238,6 @@ func TestDoubleCreateIsAlreadyExists(t *testing.T) {
 	}
 }
 
-func TestInvalidPodIsUnprocessableWithFieldCauses(t *testing.T) {
-	s, _ := newTestStore(t, Options{})
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "bad"},
-		Spec: corev1.PodSpec{
-			RestartPolicy: "Sometimes",
-			Containers:    []corev1.Container{{Name: "Web_1", Image: "nginx"}, {Name: "side"}, {Name: "side", Image: "x"}},
-		},
-	}
-	_, err := s.Create(testContext(t), podsResource(t), "default", pod, WriteOptions{})
-	if !apierrors.IsInvalid(err) {
-		t.Fatalf("got %v, want 422 Invalid", err)
-	}
-	status := err.(apierrors.APIStatus).Status()
-	if status.Code != http.StatusUnprocessableEntity {
-		t.Errorf("got code %d, want 422", status.Code)
-	}
-	fields := map[string]bool{}
-	for _, c := range status.Details.Causes {
-		fields[c.Field] = true
-	}
-	for _, f := range []string{"spec.restartPolicy", "spec.containers[0].name", "spec.containers[1].image", "spec.containers[2].name"} {
-		if !fields[f] {
-			t.Errorf("no cause for %s in %v", f, status.Details.Causes)
-		}
-	}
-	if !strings.HasPrefix(status.Message, `Pod "bad" is invalid: `) {
-		t.Errorf("got message %q", status.Message)
-	}
-}
-
 func TestNameOrGenerateNameIsRequiredAndGenerateNameAddsSuffix(t *testing.T) {
 	s, _ := newTestStore(t, Options{})
 	ctx := testContext(t)
@@ -285,125 +253,6 @@ func TestNameOrGenerateNameIsRequiredAndGenerateNameAddsSuffix(t *testing.T) {
 	}
 	if name := out.(*corev1.Pod).Name; !strings.HasPrefix(name, "web-") || len(name) != len("web-")+5 {
 		t.Errorf("got generated name %q, want web- and 5 characters", name)
-	}
-}
-
-func TestCreateDefaultsPodAndSetsSystemFields(t *testing.T) {
-	s, _ := newTestStore(t, Options{})
-	pod := newPod("nginx")
-	pod.Spec.Containers = append(pod.Spec.Containers,
-		corev1.Container{Name: "latest", Image: "busybox"},
-		corev1.Container{Name: "limited", Image: "registry.local:5000/app:v1", Resources: corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}})
-	pod.Status.Phase = corev1.PodRunning // clients cannot set status on create
-	got := createPod(t, s, pod)
-	if got.UID == "" || got.CreationTimestamp.IsZero() || got.Generation != 1 {
-		t.Errorf("got uid %q, creationTimestamp %v, generation %d", got.UID, got.CreationTimestamp, got.Generation)
-	}
-	spec := got.Spec
-	if spec.RestartPolicy != corev1.RestartPolicyAlways || spec.DNSPolicy != corev1.DNSClusterFirst ||
-		spec.SchedulerName != "default-scheduler" || *spec.TerminationGracePeriodSeconds != 30 ||
-		spec.SecurityContext == nil || !*spec.EnableServiceLinks {
-		t.Errorf("pod spec not defaulted: %+v", spec)
-	}
-	pulls := []corev1.PullPolicy{corev1.PullIfNotPresent, corev1.PullAlways, corev1.PullIfNotPresent}
-	for i, c := range spec.Containers {
-		if c.ImagePullPolicy != pulls[i] || c.TerminationMessagePath != "/dev/termination-log" || c.TerminationMessagePolicy != corev1.TerminationMessageReadFile {
-			t.Errorf("container %s: pull %s path %q policy %q", c.Name, c.ImagePullPolicy, c.TerminationMessagePath, c.TerminationMessagePolicy)
-		}
-	}
-	if got.Status.Phase != corev1.PodPending || got.Status.QOSClass != corev1.PodQOSBurstable {
-		t.Errorf("got status %s/%s, want Pending/Burstable", got.Status.Phase, got.Status.QOSClass)
-	}
-}
-
-func TestPodQOSClass(t *testing.T) {
-	cpu := resource.MustParse("100m")
-	mem := resource.MustParse("64Mi")
-	both := corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem}
-	cases := []struct {
-		name string
-		res  corev1.ResourceRequirements
-		want corev1.PodQOSClass
-	}{
-		{"no requests or limits is BestEffort", corev1.ResourceRequirements{}, corev1.PodQOSBestEffort},
-		{"requests below limits is Burstable", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}, Limits: both}, corev1.PodQOSBurstable},
-		{"limits alone are Guaranteed", corev1.ResourceRequirements{Limits: both}, corev1.PodQOSGuaranteed},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := newPod("p")
-			pod.Spec.Containers[0].Resources = tc.res
-			defaultPod(pod)
-			if got := podQOSClass(pod); got != tc.want {
-				t.Errorf("got %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestMainUpdateKeepsStatusAndStatusUpdateKeepsSpec(t *testing.T) {
-	s, _ := newTestStore(t, Options{})
-	ctx := testContext(t)
-	created := createPod(t, s, newPod("nginx"))
-	res := podsResource(t)
-	out, _, err := s.Update(ctx, res, "default", "nginx", UpdateOptions{Subresource: "status"}, func(cur runtime.Object) (runtime.Object, error) {
-		pod := cur.(*corev1.Pod)
-		pod.Status.Phase = corev1.PodRunning
-		pod.Spec.Containers[0].Image = "nginx:9" // ignored by a status update
-		pod.Labels = nil                         // ignored too
-		return pod, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := out.(*corev1.Pod)
-	if pod.Status.Phase != corev1.PodRunning || pod.Spec.Containers[0].Image != "nginx:1.27" || pod.Labels["app"] != "web" || pod.Generation != 1 {
-		t.Errorf("status update: phase %s image %s labels %v generation %d", pod.Status.Phase, pod.Spec.Containers[0].Image, pod.Labels, pod.Generation)
-	}
-	out, _, err = s.Update(ctx, res, "default", "nginx", UpdateOptions{}, func(cur runtime.Object) (runtime.Object, error) {
-		pod := cur.(*corev1.Pod)
-		pod.Status.Phase = corev1.PodFailed // ignored by a main update
-		pod.Spec.Containers[0].Image = "nginx:1.28"
-		pod.UID = ""                         // filled from the stored object
-		pod.CreationTimestamp = metav1.Now() // immutable
-		return pod, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod = out.(*corev1.Pod)
-	if pod.Status.Phase != corev1.PodRunning || pod.Spec.Containers[0].Image != "nginx:1.28" || pod.Generation != 2 {
-		t.Errorf("main update: phase %s image %s generation %d", pod.Status.Phase, pod.Spec.Containers[0].Image, pod.Generation)
-	}
-	if pod.UID != created.UID || !pod.CreationTimestamp.Equal(&created.CreationTimestamp) {
-		t.Errorf("immutable metadata changed: uid %s->%s, created %v->%v", created.UID, pod.UID, created.CreationTimestamp, pod.CreationTimestamp)
-	}
-	_, _, err = s.Update(ctx, res, "default", "nginx", UpdateOptions{}, func(cur runtime.Object) (runtime.Object, error) {
-		cur.(*corev1.Pod).UID = types.UID("another")
-		return cur, nil
-	})
-	if !apierrors.IsInvalid(err) {
-		t.Errorf("changing uid: got %v, want 422", err)
-	}
-	_, _, err = s.Update(ctx, res, "default", "nginx", UpdateOptions{}, func(cur runtime.Object) (runtime.Object, error) {
-		cur.(*corev1.Pod).Spec.RestartPolicy = corev1.RestartPolicyNever
-		return cur, nil
-	})
-	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "pod updates may not change fields") {
-		t.Errorf("changing restartPolicy: got %v, want 422 pod updates may not change fields", err)
-	}
-}
-
-func TestNamespaceIsActiveWithTheKubernetesFinalizerAndLabelledWithItsName(t *testing.T) {
-	s, _ := newTestStore(t, Options{})
-	ns, err := s.Get(testContext(t), mustResource(t, corev1.SchemeGroupVersion, "namespaces"), "", "default", GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := ns.(*corev1.Namespace)
-	if got.Status.Phase != corev1.NamespaceActive || len(got.Spec.Finalizers) != 1 || got.Labels[corev1.LabelMetadataName] != "default" {
-		t.Errorf("got phase %s finalizers %v labels %v", got.Status.Phase, got.Spec.Finalizers, got.Labels)
 	}
 }
 

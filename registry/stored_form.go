@@ -12,8 +12,6 @@ import (
 	"io"
 	"reflect"
 
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -29,14 +27,6 @@ type StoredForm struct {
 	// stored shape, losing nothing either way.
 	ToStorage   func(served runtime.Object) runtime.Object
 	FromStorage func(stored runtime.Object) runtime.Object
-}
-
-// eventsStoredAsCore stores events.k8s.io/v1 Events as core/v1 Events.
-var eventsStoredAsCore = &StoredForm{
-	GroupVersion: coreV1,
-	New:          func() runtime.Object { return &corev1.Event{} },
-	ToStorage:    func(obj runtime.Object) runtime.Object { return coreEventFromV1(obj.(*eventsv1.Event)) },
-	FromStorage:  func(obj runtime.Object) runtime.Object { return v1EventFromCore(obj.(*corev1.Event)) },
 }
 
 // convertingCodec encodes and decodes a served object through its stored

@@ -72,7 +72,7 @@ type Strategy struct {
 	PrepareForFinalize func(obj, old runtime.Object)
 	// GracefulDelete, when set, is a first step a DELETE takes before the
 	// generic rules of deletion.go, with a copy of the stored object, which
-	// it may change (namespaces: Terminating, namespace.go).
+	// it may change (namespaces: Terminating).
 	GracefulDelete func(obj runtime.Object, now time.Time) DeleteAction
 	// DeleteDuringUpdate, when set, must also agree before an update that
 	// leaves an object being deleted without metadata.finalizers deletes
@@ -86,15 +86,17 @@ type Strategy struct {
 	// DefaultGCPolicy is what a DELETE naming no propagation policy does
 	// with the object's dependents.
 	DefaultGCPolicy GCPolicy
-	// Allocate takes what a write of obj needs from the stack's
-	// allocators (a Service's ClusterIP and NodePorts), after validation
-	// and before the etcd write; old is nil on create. The returned done
-	// is called once the write is decided: written false undoes the
-	// allocation, true completes it (an update frees what it gave up).
-	// Nil: nothing to allocate.
-	Allocate func(ctx context.Context, a *Allocators, obj, old runtime.Object) (done func(ctx context.Context, written bool), err error)
-	// Release gives back what a deleted object held. Nil: nothing.
-	Release func(ctx context.Context, a *Allocators, obj runtime.Object)
+	// BeginWrite, when set, runs after validation and before the etcd
+	// transaction of a write of obj (old is nil on create), and may change
+	// obj: it takes what the write needs from outside the object (a
+	// Service's ClusterIP and NodePorts, kept in etcd by package kinds).
+	// The returned done is called once the write is decided: written
+	// false undoes what BeginWrite took, true completes the write (an
+	// update gives back what it no longer holds). A dry run skips it.
+	BeginWrite func(ctx context.Context, env HookEnv, obj, old runtime.Object) (done func(ctx context.Context, written bool), err error)
+	// AfterDelete, when set, runs once obj is deleted from etcd: it gives
+	// back what the object held outside itself.
+	AfterDelete func(ctx context.Context, env HookEnv, obj runtime.Object)
 }
 
 // DeleteAction is what a DELETE does to a resource whose strategy makes

@@ -36,7 +36,7 @@ func (r *recorder) TableChanged(added, removed []*Resource) {
 }
 
 func TestTableChangeAddsAndRemovesInOneSwap(t *testing.T) {
-	table := NewBuiltinTable()
+	table := newTestTable()
 	before := len(table.All())
 	var rec recorder
 	if got := table.Subscribe(&rec); len(got) != before {
@@ -69,7 +69,7 @@ func TestTableChangeAddsAndRemovesInOneSwap(t *testing.T) {
 // An unsubscribed subscriber hears of no later change, and the others
 // still do.
 func TestTableUnsubscribeEndsOnlyThatSubscription(t *testing.T) {
-	table := NewBuiltinTable()
+	table := newTestTable()
 	var gone, kept recorder
 	table.Subscribe(&gone)
 	table.Subscribe(&kept)
@@ -87,7 +87,7 @@ func TestTableUnsubscribeEndsOnlyThatSubscription(t *testing.T) {
 }
 
 func TestTableChangeThatFailsChangesNothing(t *testing.T) {
-	table := NewBuiltinTable()
+	table := newTestTable()
 	before := len(table.All())
 	other := widget("widgets", "v1")
 	other.Prefix = "/registry/elsewhere/widgets"
@@ -106,7 +106,7 @@ func TestTableChangeThatFailsChangesNothing(t *testing.T) {
 // Readers never see a half-made change: each snapshot holds both versions
 // of a resource or neither. Run with -race.
 func TestTableReadersSeeWholeSnapshotsWhileWritersChange(t *testing.T) {
-	table := NewBuiltinTable()
+	table := newTestTable()
 	var rec recorder
 	table.Subscribe(&rec)
 	var wg sync.WaitGroup

@@ -150,14 +150,14 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		out, fresh, err := s.deleteDuringUpdate(ctx, res, key, state, data)
 		return out, false, fresh, err
 	}
-	done, err := s.allocate(ctx, res, newObj, state.obj, false)
+	done, err := s.beginWrite(ctx, res, newObj, state.obj, false)
 	if err != nil {
 		return nil, false, nil, err
 	}
 	written := false
 	defer func() { done(ctx, written) }()
-	if res.strategy().Allocate != nil {
-		// What the allocators gave (a NodePort) is part of the object.
+	if res.strategy().BeginWrite != nil {
+		// What the hook gave (a Service's NodePort) is part of the object.
 		if data, err = s.encode(res, newObj); err != nil {
 			return nil, false, nil, err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"minicp/embedetcd"
 	"minicp/internal/testetcd"
+	"minicp/kinds"
 	"minicp/lease"
 	"minicp/registry"
 	"minicp/watchcache"
@@ -167,7 +168,7 @@ func (s *stack) waitCached() {
 func nodeName(i int) string { return fmt.Sprintf("node-%04d", i) }
 
 // testResources is the table the package's tests serve.
-var testResources = registry.NewBuiltinTable()
+var testResources = kinds.NewTable()
 
 var (
 	nodesRes, _  = testResources.Lookup(corev1.SchemeGroupVersion.WithResource("nodes"))

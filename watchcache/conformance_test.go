@@ -7,7 +7,7 @@ import (
 )
 
 // The storage conformance suite against the cache: the same tests the
-// etcd-backed Store passes (registry/conformance_test.go).
+// etcd-backed Store passes (kinds/conformance_test.go).
 func TestCacheConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storagetest.Harness {
 		h := startCache(t, func(cfg *Config) {

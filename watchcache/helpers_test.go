@@ -13,6 +13,7 @@ import (
 
 	"minicp/internal/storagetest"
 	"minicp/internal/testetcd"
+	"minicp/kinds"
 	"minicp/registry"
 )
 
@@ -60,7 +61,7 @@ var (
 )
 
 // testResources is the table the package's tests serve.
-var testResources = registry.NewBuiltinTable()
+var testResources = kinds.NewTable()
 
 func mustLookup(name string) *registry.Resource {
 	res, err := testResources.Parse(name)

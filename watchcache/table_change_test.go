@@ -10,6 +10,7 @@ import (
 
 	"minicp/internal/testetcd"
 	"minicp/internal/testsupport"
+	"minicp/kinds"
 	"minicp/registry"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestResourcesAddedToTheTableAreCachedAndRemovedOnesAreNot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	table, err := registry.NewTable(registry.Builtin()...)
+	table, err := registry.NewTable(kinds.Builtin()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package storagetest is the storage conformance suite: one set of tests
 // that every implementation of registry.Interface must pass, run against
-// both the etcd-backed *registry.Store (registry/conformance_test.go) and
+// both the etcd-backed *registry.Store (kinds/conformance_test.go) and
 // the watch cache in front of it (watchcache/conformance_test.go). It pins
 // down what a client may rely on whichever path answers: GET and LIST by
 // every resourceVersion rule, pagination, selectors, WATCH from "", "0", N
