@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"minicp/apiserver/admission"
+	"minicp/apiserver/filters"
 )
 
 // Defaults, as upstream kube-apiserver has them.
@@ -83,18 +84,18 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
 	// MaxConnections caps open connections; 0 derives the cap from the
-	// file descriptor limit (connlimit.go).
+	// file descriptor limit (filters/connlimit.go).
 	MaxConnections int
 	// MaxRequestsInflight and MaxMutatingRequestsInflight bound the
 	// requests served at once, reads and writes apart; beyond them the
-	// answer is 429 with Retry-After (inflight.go). Watches do not count.
+	// answer is 429 with Retry-After (filters/inflight.go). Watches do not count.
 	// 0 means no limit, as upstream.
 	MaxRequestsInflight         int
 	MaxMutatingRequestsInflight int
 	// Tokens are bearer tokens and their users, given in code: the
 	// control plane's own token. TokenAuthFile adds users from a file in
 	// upstream's format (--token-auth-file).
-	Tokens        map[string]UserInfo
+	Tokens        map[string]filters.UserInfo
 	TokenAuthFile string
 	// AnonymousAuth lets requests without a credential through as
 	// system:anonymous instead of answering 401. Off in minicp; tests of

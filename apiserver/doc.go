@@ -47,25 +47,27 @@
 //   - Watch (watch.go): a chunked response, one frame per event, flushed at
 //     once; it ends cleanly on timeoutSeconds, client disconnect or shutdown
 //     and always stops the registry watch.
-//   - Admission (package apiserver/admission, run from rest.go): CREATE, UPDATE and DELETE pass an ordered
-//     chain of plugins before storage acts; NamespaceLifecycle keeps
-//     objects out of missing and Terminating namespaces, as upstream's.
-//   - Before anything else (filters.go, authn.go, login.go, inflight.go):
-//     a Host that names another server is 400 (DNS rebinding), a write
+//   - Admission (package apiserver/admission, run from rest.go): CREATE,
+//     UPDATE and DELETE pass an ordered chain of plugins before storage
+//     acts; NamespaceLifecycle keeps objects out of missing and
+//     Terminating namespaces, as upstream's.
+//   - Before anything else (package apiserver/filters, in the order its
+//     doc.go gives; the live page's login in login.go): a Host that names another server is 400 (DNS rebinding), a write
 //     from a page of another origin 403, a write without a JSON, YAML,
 //     protobuf or patch Content-Type 415; then the bearer token (or the
 //     live page's session cookie, for reads) says who the user is, 401
 //     without one except on /healthz, /livez, /readyz and /version; then
 //     the in-flight limits answer 429 with Retry-After beyond
 //     --max-requests-inflight reads or --max-mutating-requests-inflight
-//     writes (watches exempt). SelfSubjectReview and
+//     writes (watches exempt); then the authorization slot, empty for
+//     now. SelfSubjectReview and
 //     SelfSubjectAccessReview answer who the user is and that every
 //     authenticated user may do everything (selfreview.go).
-//   - Connections (listen.go, connlimit.go): TLS with the serving
+//   - Connections (listen.go, filters/connlimit.go): TLS with the serving
 //     certificate, plain HTTP beside it on loopback only; header (32 s)
 //     and idle (90 s) timeouts; a cap on open connections below the
 //     open-files limit.
-//   - Around every request (server.go, timeout.go, trace.go): panic
+//   - Around every request (server.go, filters/timeout.go, trace.go): panic
 //     recovery, the request deadline (504 when exceeded), metrics, -v=2
 //     request logs, and the phases of the request (authentication,
 //     admission, storage, cache wait, etcd, encoding), logged when it is

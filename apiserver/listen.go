@@ -12,8 +12,8 @@ package apiserver
 //   - Timeouts on every connection, upstream's: the request headers must
 //     arrive within ReadHeaderTimeout (32 s), and an idle keep-alive
 //     connection is closed after IdleTimeout (90 s). A body that stalls is
-//     bounded by the request deadline (timeout.go).
-//   - A cap on open connections (connlimit.go): beyond it new connections
+//     bounded by the request deadline (filters/timeout.go).
+//   - A cap on open connections (filters/connlimit.go): beyond it new connections
 //     wait in the kernel's accept queue, so that client connections never
 //     take the file descriptors etcd needs for its own files.
 
@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/soheilhy/cmux"
+
+	"minicp/apiserver/filters"
 )
 
 // Upstream's connection timeouts (k8s.io/apiserver's secure serving).
@@ -92,7 +94,7 @@ func (s *Server) listeners() (root net.Listener, serve []net.Listener, startSpli
 			return nil, nil, nil, err
 		}
 	}
-	root = limitConnections(ln, s.maxConnections())
+	root = filters.LimitConnections(ln, filters.MaxConnections(s.cfg.MaxConnections, s.log))
 	if !s.cfg.tlsEnabled() {
 		return root, []net.Listener{root}, func() {}, nil
 	}
@@ -102,7 +104,7 @@ func (s *Server) listeners() (root net.Listener, serve []net.Listener, startSpli
 		return nil, nil, nil, err
 	}
 	for _, n := range names {
-		s.allowedHosts[strings.ToLower(n)] = true
+		s.filters.Hosts.Allowed[strings.ToLower(n)] = true
 	}
 	if !s.cfg.plainHTTPAllowed() {
 		return root, []net.Listener{tls.NewListener(root, tlsConfig)}, func() {}, nil

@@ -19,6 +19,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"minicp/apiserver/filters"
 )
 
 const (
@@ -36,16 +38,16 @@ type loginManager struct {
 
 	// mu guards pending and sessions.
 	mu       sync.Mutex
-	pending  map[string]*UserInfo // one-time login token -> user
-	sessions map[string]*UserInfo // session cookie value -> user
+	pending  map[string]*filters.UserInfo // one-time login token -> user
+	sessions map[string]*filters.UserInfo // session cookie value -> user
 }
 
 func newLoginManager(secure bool) *loginManager {
-	return &loginManager{secure: secure, pending: map[string]*UserInfo{}, sessions: map[string]*UserInfo{}}
+	return &loginManager{secure: secure, pending: map[string]*filters.UserInfo{}, sessions: map[string]*filters.UserInfo{}}
 }
 
 // newLoginToken makes a one-time login token for u.
-func (l *loginManager) newLoginToken(u UserInfo) string {
+func (l *loginManager) newLoginToken(u filters.UserInfo) string {
 	token := randomToken()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -57,7 +59,7 @@ func (l *loginManager) newLoginToken(u UserInfo) string {
 // once. The control plane prints one at start.
 // On loopback it is a plain-HTTP URL, so that the browser shows no warning
 // about minicp's own certificate authority.
-func (s *Server) NewLoginURL(u UserInfo) string {
+func (s *Server) NewLoginURL(u filters.UserInfo) string {
 	base := s.PlainURL()
 	if base == "" {
 		base = s.URL()
@@ -96,7 +98,7 @@ func (l *loginManager) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // sessionUser is the user of req's session cookie, nil without a valid
 // one. The cookie only authenticates reads.
-func (l *loginManager) sessionUser(req *http.Request) *UserInfo {
+func (l *loginManager) sessionUser(req *http.Request) *filters.UserInfo {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		return nil
 	}

@@ -207,3 +207,20 @@ func (info *requestInfo) metricScope() string {
 	}
 	return "cluster"
 }
+
+// isLongRunning reports whether a request is exempt from the in-flight
+// limits as long-running: a watch holds its slot for minutes, a profile
+// for as long as it was asked to run.
+func isLongRunning(info *requestInfo, path string) bool {
+	return info.verb == verbWatch || isUnder(path, profilingPath)
+}
+
+// isMutating reports whether a request counts against the write limit:
+// every verb but get, list and watch (and HEAD), as upstream.
+func isMutating(info *requestInfo) bool {
+	switch info.verb {
+	case verbGet, verbList, verbWatch, "head":
+		return false
+	}
+	return true
+}

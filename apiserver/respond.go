@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
+	"minicp/apiserver/filters"
 	"minicp/registry"
 	"minicp/reqtrace"
 )
@@ -145,7 +146,7 @@ func asPartial(obj runtime.Object) (runtime.Object, error) {
 // a user is a Status), encoded as the client accepts, JSON otherwise.
 func writeError(w http.ResponseWriter, req *http.Request, err error) {
 	status := toStatus(err)
-	setRetryAfter(w, err) // inflight.go
+	filters.SetRetryAfter(w, err)
 	info := errorOutput(req)
 	var buf bytes.Buffer
 	if encErr := registry.Codecs.EncoderForVersion(info.Serializer, statusGroupVersion).Encode(status, &buf); encErr != nil {
@@ -166,7 +167,7 @@ func toStatus(err error) *metav1.Status {
 	case errors.As(err, &apiStatus):
 		status = apiStatus.Status()
 	case errors.Is(err, context.DeadlineExceeded):
-		status = apierrors.NewTimeoutError(timeoutMessage, 0).ErrStatus
+		status = apierrors.NewTimeoutError(filters.TimeoutMessage, 0).ErrStatus
 	default:
 		status = apierrors.NewInternalError(err).ErrStatus
 	}
@@ -177,9 +178,6 @@ func toStatus(err error) *metav1.Status {
 	status.Kind, status.APIVersion = "Status", "v1"
 	return &status
 }
-
-// timeoutMessage is upstream's message for a request cut off by its deadline.
-const timeoutMessage = "request did not complete within requested timeout - context deadline exceeded"
 
 // addWarnings sets one `Warning: 299 - "..."` header per warning, as
 // upstream does for unknown fields under fieldValidation=Warn.

@@ -28,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minicp/apiserver/filters"
 )
 
 // allowReason is the reason of every SelfSubjectAccessReview answer.
@@ -51,14 +53,14 @@ type review struct {
 	kind         string
 	singularName string
 	// answer fills in the status of a decoded review for user u.
-	answer func(obj runtime.Object, u *UserInfo) error
+	answer func(obj runtime.Object, u *filters.UserInfo) error
 }
 
 var reviews = []review{
 	{
 		gvr:  authenticationv1.SchemeGroupVersion.WithResource("selfsubjectreviews"),
 		kind: "SelfSubjectReview", singularName: "selfsubjectreview",
-		answer: func(obj runtime.Object, u *UserInfo) error {
+		answer: func(obj runtime.Object, u *filters.UserInfo) error {
 			r, ok := obj.(*authenticationv1.SelfSubjectReview)
 			if !ok {
 				return apierrors.NewBadRequest(fmt.Sprintf("the body must be a SelfSubjectReview, not %T", obj))
@@ -70,7 +72,7 @@ var reviews = []review{
 	{
 		gvr:  authorizationv1.SchemeGroupVersion.WithResource("selfsubjectaccessreviews"),
 		kind: "SelfSubjectAccessReview", singularName: "selfsubjectaccessreview",
-		answer: func(obj runtime.Object, u *UserInfo) error {
+		answer: func(obj runtime.Object, u *filters.UserInfo) error {
 			r, ok := obj.(*authorizationv1.SelfSubjectAccessReview)
 			if !ok {
 				return apierrors.NewBadRequest(fmt.Sprintf("the body must be a SelfSubjectAccessReview, not %T", obj))
@@ -127,7 +129,7 @@ func (s *Server) serveReview(w http.ResponseWriter, req *http.Request, r *review
 		writeError(w, req, apierrors.NewBadRequest(fmt.Sprintf("the body is not a %s: %v", r.kind, err)))
 		return
 	}
-	if err := r.answer(obj, userFrom(req.Context())); err != nil {
+	if err := r.answer(obj, filters.UserFrom(req.Context())); err != nil {
 		writeError(w, req, err)
 		return
 	}

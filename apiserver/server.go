@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"minicp/apiserver/admission"
+	"minicp/apiserver/filters"
 	"minicp/registry"
 )
 
@@ -45,13 +47,15 @@ type Server struct {
 	// only before Start.
 	ready       func(context.Context) error
 	readyChecks []ReadyCheck
-	// tokens and login authenticate requests (authn.go, login.go);
-	// allowedHosts are the host names answered besides loopback
-	// (filters.go). Set in New and Start, read-only while serving.
-	tokens       tokenAuthenticator
-	inflight     *inflightLimiter
-	login        *loginManager
-	allowedHosts map[string]bool
+	// filters decide whether a request is served at all (Host, Origin,
+	// Content-Type, authentication, in-flight limit, authorization);
+	// login hands out the live page's session cookies they accept.
+	// Set in New and Start, read-only while serving.
+	filters *filters.Chain
+	login   *loginManager
+	// timeouts run every request but a watch under the request deadline,
+	// and know which handlers are still running for Shutdown.
+	timeouts *filters.Timeouts
 	// admission is the admission chain: the built-in plugins Config
 	// leaves on, then those added with AddAdmissionPlugin. Written only
 	// before Start, read-only afterwards.
@@ -70,10 +74,6 @@ type Server struct {
 	conns *connStates
 	// openWatches counts watch streams being served.
 	openWatches atomic.Int64
-	// handlers tracks the goroutines serveWithDeadline starts; Shutdown
-	// waits for them so that no write is cut off half-way.
-	handlers sync.WaitGroup
-
 	// mu guards httpServer and listener, set by Start and read by URL and
 	// Shutdown.
 	mu         sync.Mutex
@@ -103,7 +103,7 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 	if cfg.Metrics != nil {
 		metricsReg = cfg.Metrics
 	}
-	tokens, err := newTokenAuthenticator(cfg.Tokens, cfg.TokenAuthFile)
+	tokens, err := filters.NewTokenAuthenticator(cfg.Tokens, cfg.TokenAuthFile)
 	if err != nil {
 		return nil, err
 	}
@@ -112,24 +112,32 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 		chain = append(chain, admission.NewNamespaceLifecycle(store, table))
 	}
 	s := &Server{
-		cfg:          cfg,
-		resources:    table,
-		store:        store,
-		log:          log,
-		metrics:      newMetrics(metricsReg),
-		metricsPage:  metricsHandler(metricsReg),
-		discovery:    newLiveDiscovery(table),
-		openapi:      newOpenAPIHandler(table),
-		health:       newHealthHandler(ready),
-		admission:    chain,
-		extra:        map[string]http.Handler{},
-		conns:        newConnStates(),
-		tokens:       tokens,
-		inflight:     newInflightLimiter(cfg.MaxRequestsInflight, cfg.MaxMutatingRequestsInflight),
-		ready:        ready,
-		login:        newLoginManager(false),
-		allowedHosts: map[string]bool{},
+		cfg:         cfg,
+		resources:   table,
+		store:       store,
+		log:         log,
+		metrics:     newMetrics(metricsReg),
+		metricsPage: metricsHandler(metricsReg),
+		discovery:   newLiveDiscovery(table),
+		openapi:     newOpenAPIHandler(table),
+		health:      newHealthHandler(ready),
+		admission:   chain,
+		extra:       map[string]http.Handler{},
+		conns:       newConnStates(),
+		ready:       ready,
+		login:       newLoginManager(false),
 	}
+	s.filters = &filters.Chain{
+		Hosts: filters.HostCheck{BindAddress: cfg.BindAddress, Allowed: map[string]bool{}},
+		Authn: filters.Authenticator{
+			Tokens:    tokens,
+			Session:   s.login.sessionUser,
+			Anonymous: cfg.AnonymousAuth,
+			Public:    append(slices.Clone(filters.PublicInfoPaths), loginPath),
+		},
+		Inflight: filters.NewInflightLimiter(cfg.MaxRequestsInflight, cfg.MaxMutatingRequestsInflight),
+	}
+	s.timeouts = &filters.Timeouts{Limit: cfg.RequestTimeout, Log: log, WriteError: writeError}
 	s.stopping, s.endWatches = context.WithCancel(context.Background())
 	if cfg.Profiling {
 		s.Handle(profilingPath, s.endsAtShutdown(profilingHandler()))
@@ -253,7 +261,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if s.phasesHeaderOn() {
 		rec.beforeHeader = func(h http.Header) { h.Set(PhasesHeader, tr.Snapshot().String()) }
 	}
-	req, refused := s.guard(req) // Host, Origin, Content-Type, authentication (filters.go)
+	req, refused := s.filters.Check(req) // Host, Origin, Content-Type, authentication
 	defer func() {
 		elapsed := time.Since(start)
 		group, version, resource, subresource := "", "", "", ""
@@ -272,7 +280,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		writeError(rec, req, refused)
 		return
 	}
-	release, err := s.inflight.acquire(req, info) // inflight.go
+	release, err := s.filters.Admit(req, filters.Kind{LongRunning: isLongRunning(info, req.URL.Path), Mutating: isMutating(info)})
 	if err != nil {
 		writeError(rec, req, err)
 		return
@@ -290,14 +298,14 @@ func (s *Server) recoverPanic(rec *recorder, req *http.Request) {
 	if r == nil {
 		return
 	}
-	p, fromHandler := r.(handlerPanic)
+	p, fromHandler := r.(filters.HandlerPanic)
 	if !fromHandler {
-		p = handlerPanic{value: r, stack: debug.Stack()}
+		p = filters.HandlerPanic{Value: r, Stack: debug.Stack()}
 	}
-	if p.value == http.ErrAbortHandler {
-		panic(p.value)
+	if p.Value == http.ErrAbortHandler {
+		panic(p.Value)
 	}
-	s.log.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", p.value, "stack", string(p.stack))
+	s.log.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", p.Value, "stack", string(p.Stack))
 	if rec.wroteHeader {
 		return // the response has started (a watch, or a 504): ending it is all that is left
 	}
@@ -334,7 +342,7 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, info *reques
 	default:
 		h = func(w http.ResponseWriter, req *http.Request) { writeError(w, req, notFound()) }
 	}
-	s.serveWithDeadline(w, req, h)
+	s.timeouts.Serve(w, req, h)
 }
 
 // isUnder reports whether path is root or below it.

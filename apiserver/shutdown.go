@@ -69,7 +69,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// This goroutine ends when the last handler goroutine does; if ctx
 	// ends first, it outlives Shutdown and ends when they do.
 	go func() {
-		s.handlers.Wait()
+		s.timeouts.Wait()
 		close(finished)
 	}()
 	select {

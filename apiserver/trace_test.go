@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minicp/apiserver/admission"
+	"minicp/apiserver/filters"
 	"minicp/internal/testsupport"
 )
 
@@ -122,8 +123,8 @@ func TestARequestPastItsDeadlineIs504AndLogsWhereItWasStuck(t *testing.T) {
 	resp := ts.do(t, "POST", "/api/v1/namespaces/default/configmaps?timeout=300ms", fmt.Sprintf(configMapBody, "late"), "Content-Type: application/json")
 	took := time.Since(start)
 	st := resp.status(t)
-	if resp.code != http.StatusGatewayTimeout || st.Reason != metav1.StatusReasonTimeout || st.Message != "Timeout: "+timeoutMessage {
-		t.Fatalf("got %d %s %q, want 504 Timeout \"Timeout: %s\"", resp.code, st.Reason, st.Message, timeoutMessage)
+	if resp.code != http.StatusGatewayTimeout || st.Reason != metav1.StatusReasonTimeout || st.Message != "Timeout: "+filters.TimeoutMessage {
+		t.Fatalf("got %d %s %q, want 504 Timeout \"Timeout: %s\"", resp.code, st.Reason, st.Message, filters.TimeoutMessage)
 	}
 	if took > 5*time.Second {
 		t.Errorf("the 504 took %v for a 300ms timeout", took)

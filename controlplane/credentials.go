@@ -12,13 +12,14 @@ import (
 	"k8s.io/client-go/rest"
 
 	"minicp/apiserver"
+	"minicp/apiserver/filters"
 	"minicp/internal/datadir"
 )
 
 // AdminUser is who the token in datadir.TokenFile authenticates as. The
 // token is made on minicp's first start and kept across restarts; delete
 // the file to get a new one.
-var AdminUser = apiserver.UserInfo{Name: "minicp-admin", UID: "minicp-admin", Groups: []string{"minicp:admins"}}
+var AdminUser = filters.UserInfo{Name: "minicp-admin", UID: "minicp-admin", Groups: []string{"minicp:admins"}}
 
 // loadOrCreateToken returns the token in dataDir, making it on first
 // start. The file is created with O_EXCL at mode 0600, so it is never
@@ -71,7 +72,7 @@ func (cp *ControlPlane) credentialsInPlace() error {
 // with it, the kubeconfig carries), or minicp's own (pki.go).
 func (cp *ControlPlane) servingConfig() (apiserver.Config, error) {
 	c := cp.cfg.APIServer
-	c.Tokens = map[string]apiserver.UserInfo{cp.token: AdminUser}
+	c.Tokens = map[string]filters.UserInfo{cp.token: AdminUser}
 	if c.TLSCertFile != "" {
 		root, err := givenCertRoot(c.TLSCertFile)
 		cp.caPEM = root

@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 import (
 	"net/http"
@@ -22,16 +22,17 @@ import (
 // retryAfterSeconds is upstream's Retry-After for a refused request.
 const retryAfterSeconds = 1
 
-// inflightLimiter holds one semaphore per kind of request. A nil channel
+// InflightLimiter holds one semaphore per kind of request. A nil channel
 // means no limit.
-type inflightLimiter struct {
+type InflightLimiter struct {
 	// reads and writes hold one token per request being served; a full
 	// channel means the limit is reached. Never closed.
 	reads, writes chan struct{}
 }
 
-func newInflightLimiter(reads, writes int) *inflightLimiter {
-	l := &inflightLimiter{}
+// NewInflightLimiter limits reads and writes in flight; 0 is no limit.
+func NewInflightLimiter(reads, writes int) *InflightLimiter {
+	l := &InflightLimiter{}
 	if reads > 0 {
 		l.reads = make(chan struct{}, reads)
 	}
@@ -41,31 +42,17 @@ func newInflightLimiter(reads, writes int) *inflightLimiter {
 	return l
 }
 
-// isLongRunning reports whether a request is exempt from the limits as
-// long-running.
-func isLongRunning(info *requestInfo, path string) bool {
-	return info.verb == verbWatch || isUnder(path, profilingPath)
-}
-
-// isMutating reports whether a request counts against the write limit:
-// every verb but get, list and watch (and HEAD), as upstream.
-func isMutating(info *requestInfo) bool {
-	switch info.verb {
-	case verbGet, verbList, verbWatch, "head":
-		return false
-	}
-	return true
-}
-
 // acquire takes a slot for req, or returns the 429 to answer with. The
-// caller calls release when the request is done.
-func (l *inflightLimiter) acquire(req *http.Request, info *requestInfo) (release func(), err error) {
+// caller calls release when the request is done. A long-running request
+// (a watch, a profile) takes none; a mutating one counts against the
+// write limit.
+func (l *InflightLimiter) acquire(req *http.Request, longRunning, mutating bool) (release func(), err error) {
 	path := req.URL.Path
-	if isLongRunning(info, path) || isUnder(path, "/healthz") || isUnder(path, "/livez") || isUnder(path, "/readyz") {
+	if longRunning || isUnder(path, "/healthz") || isUnder(path, "/livez") || isUnder(path, "/readyz") {
 		return func() {}, nil
 	}
 	sem := l.reads
-	if isMutating(info) {
+	if mutating {
 		sem = l.writes
 	}
 	if sem == nil {
@@ -76,16 +63,16 @@ func (l *inflightLimiter) acquire(req *http.Request, info *requestInfo) (release
 		return func() { <-sem }, nil
 	default:
 	}
-	if u := userFrom(req.Context()); u != nil && u.inGroup(GroupMasters) {
+	if u := UserFrom(req.Context()); u != nil && u.InGroup(GroupMasters) {
 		return func() {}, nil
 	}
 	return nil, apierrors.NewTooManyRequests("too many requests are in flight (--max-requests-inflight "+
 		"and --max-mutating-requests-inflight): retry after the time given in Retry-After", retryAfterSeconds)
 }
 
-// setRetryAfter copies a Status's retry delay into the Retry-After header,
+// SetRetryAfter copies a Status's retry delay into the Retry-After header,
 // as upstream's error responses do.
-func setRetryAfter(w http.ResponseWriter, err error) {
+func SetRetryAfter(w http.ResponseWriter, err error) {
 	if status, ok := err.(apierrors.APIStatus); ok {
 		if d := status.Status().Details; d != nil && d.RetryAfterSeconds > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))

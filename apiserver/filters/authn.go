@@ -1,4 +1,4 @@
-package apiserver
+package filters
 
 // Authentication: who sent a request? minicp knows its users by bearer
 // token, as kube-apiserver's static token authenticator does:
@@ -7,15 +7,14 @@ package apiserver
 //     and written into the kubeconfig, so kubectl and client-go send it;
 //   - the users of --token-auth-file, in upstream's CSV format
 //     (token,user,uid,"group1,group2");
-//   - the live page's session cookie (login.go), for the page's own views.
+//   - the live page's session cookie, for the page's own views (the
+//     apiserver's login hands the cookies out and looks them up).
 //
 // A request with no valid credential is 401 Unauthorized, except on the
-// paths upstream leaves readable by anyone (publicPaths). There is no
-// authorization beyond that: every authenticated user may do everything,
-// and SelfSubjectAccessReview (selfreview.go) says so.
+// paths upstream leaves readable by anyone (PublicInfoPaths). Whether the
+// user may do what it asks is authorization's question (Chain.Authorize).
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/csv"
 	"errors"
@@ -30,49 +29,28 @@ import (
 	"minicp/reqtrace"
 )
 
-// Upstream's names for the groups every user is in.
-const (
-	GroupAuthenticated = "system:authenticated"
-	// GroupMasters is upstream's superuser group; its members are exempt
-	// from the in-flight limits (inflight.go), as upstream exempts them.
-	GroupMasters  = "system:masters"
-	anonymousUser = "system:anonymous"
-)
+// PublicInfoPaths are readable without a credential, as upstream's
+// system:public-info-viewer role leaves them. /metrics and /debug/* need a
+// credential, as upstream.
+var PublicInfoPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
 
-// UserInfo is who a request comes from.
-type UserInfo struct {
-	Name   string
-	UID    string
-	Groups []string
+// Authenticator decides who sent a request.
+type Authenticator struct {
+	// Tokens are the known bearer tokens.
+	Tokens TokenAuthenticator
+	// Session is the user of the request's session cookie, nil without a
+	// valid one.
+	Session func(*http.Request) *UserInfo
+	// Anonymous lets requests without a credential through as
+	// system:anonymous.
+	Anonymous bool
+	// Public are the paths (and everything below them) served without a
+	// credential: PublicInfoPaths and the live page's login.
+	Public []string
 }
 
-// inGroup reports whether u is a member of group.
-func (u *UserInfo) inGroup(group string) bool {
-	for _, g := range u.Groups {
-		if g == group {
-			return true
-		}
-	}
-	return false
-}
-
-type userKey struct{}
-
-// userFrom returns the user authenticate put in ctx, nil for a request on
-// a public path that carried no credential.
-func userFrom(ctx context.Context) *UserInfo {
-	u, _ := ctx.Value(userKey{}).(*UserInfo)
-	return u
-}
-
-// publicPaths are readable without a credential, as upstream's
-// system:public-info-viewer role leaves them; the live page's login and
-// nothing else is added. /metrics and /debug/* need a credential, as
-// upstream.
-var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version", loginPath}
-
-func isPublic(path string) bool {
-	for _, p := range publicPaths {
+func (a *Authenticator) isPublic(path string) bool {
+	for _, p := range a.Public {
 		if isUnder(path, p) {
 			return true
 		}
@@ -80,16 +58,16 @@ func isPublic(path string) bool {
 	return false
 }
 
-// tokenAuthenticator maps bearer tokens to users. It is built once in New
-// and only read afterwards.
-type tokenAuthenticator map[string]*UserInfo
+// TokenAuthenticator maps bearer tokens to users. It is built once, when
+// the server is made, and only read afterwards.
+type TokenAuthenticator map[string]*UserInfo
 
-// newTokenAuthenticator joins the tokens given in code with those of the
+// NewTokenAuthenticator joins the tokens given in code with those of the
 // token file, if any. Every user is also in system:authenticated.
-func newTokenAuthenticator(tokens map[string]UserInfo, file string) (tokenAuthenticator, error) {
-	a := tokenAuthenticator{}
+func NewTokenAuthenticator(tokens map[string]UserInfo, file string) (TokenAuthenticator, error) {
+	a := TokenAuthenticator{}
 	add := func(token string, u UserInfo) {
-		if !u.inGroup(GroupAuthenticated) {
+		if !u.InGroup(GroupAuthenticated) {
 			u.Groups = append(append([]string(nil), u.Groups...), GroupAuthenticated)
 		}
 		a[token] = &u
@@ -157,7 +135,7 @@ func readTokenFile(r io.Reader) (map[string]UserInfo, error) {
 
 // lookup finds the user of token, comparing in constant time per token so
 // that the time taken does not tell how much of a token was right.
-func (a tokenAuthenticator) lookup(token string) *UserInfo {
+func (a TokenAuthenticator) lookup(token string) *UserInfo {
 	var found *UserInfo
 	for t, u := range a {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
@@ -167,40 +145,43 @@ func (a tokenAuthenticator) lookup(token string) *UserInfo {
 	return found
 }
 
-// authenticate decides who sent req and puts the user in its context. It
+// Authenticate decides who sent req and puts the user in its context. It
 // returns an error (401) when the request must not go further: a bearer
 // token that is not known, or no credential on a path that needs one.
-func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
+func (a *Authenticator) Authenticate(req *http.Request) (*http.Request, error) {
 	defer reqtrace.From(req.Context()).Begin(reqtrace.Authentication)()
-	u, err := s.credentialUser(req)
+	u, err := a.credentialUser(req)
 	if err != nil {
 		return req, err
 	}
 	if u == nil {
-		if s.cfg.AnonymousAuth {
-			u = &UserInfo{Name: anonymousUser, Groups: []string{"system:unauthenticated"}}
-		} else if !isPublic(req.URL.Path) {
+		if a.Anonymous {
+			u = &UserInfo{Name: anonymousUser, Groups: []string{groupUnauthenticated}}
+		} else if !a.isPublic(req.URL.Path) {
 			return req, errUnauthorized("this request carries no credential")
 		}
 	}
-	return req.WithContext(context.WithValue(req.Context(), userKey{}, u)), nil
+	return req.WithContext(withUser(req.Context(), u)), nil
 }
 
 // credentialUser is the user of the request's bearer token or session
 // cookie; nil (and no error) when it has neither.
-func (s *Server) credentialUser(req *http.Request) (*UserInfo, error) {
+func (a *Authenticator) credentialUser(req *http.Request) (*UserInfo, error) {
 	if header := req.Header.Get("Authorization"); header != "" {
 		token, ok := strings.CutPrefix(header, "Bearer ")
 		if !ok {
 			return nil, errUnauthorized("the Authorization header is not a bearer token")
 		}
-		u := s.tokens.lookup(strings.TrimSpace(token))
+		u := a.Tokens.lookup(strings.TrimSpace(token))
 		if u == nil {
 			return nil, errUnauthorized("the bearer token is not valid")
 		}
 		return u, nil
 	}
-	return s.login.sessionUser(req), nil
+	if a.Session == nil {
+		return nil, nil
+	}
+	return a.Session(req), nil
 }
 
 // errUnauthorized is upstream's 401, with what to do about it.

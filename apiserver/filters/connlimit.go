@@ -1,6 +1,7 @@
-package apiserver
+package filters
 
 import (
+	"log/slog"
 	"net"
 
 	"golang.org/x/net/netutil"
@@ -29,24 +30,25 @@ func connectionCap(fdLimit uint64) int {
 	return int(fdLimit - reserve)
 }
 
-// maxConnections is Config.MaxConnections, or the cap derived from the
-// process's descriptor limit, raised to its hard limit first.
-func (s *Server) maxConnections() int {
-	if s.cfg.MaxConnections > 0 {
-		return s.cfg.MaxConnections
+// MaxConnections is configured (--max-connections) when set, or else the
+// cap derived from the process's descriptor limit, raised to its hard
+// limit first.
+func MaxConnections(configured int, log *slog.Logger) int {
+	if configured > 0 {
+		return configured
 	}
 	limit, err := raiseFileLimit()
 	if err != nil {
-		s.log.Warn("reading the file descriptor limit; capping connections at the default", "err", err, "cap", defaultMaxConnections)
+		log.Warn("reading the file descriptor limit; capping connections at the default", "err", err, "cap", defaultMaxConnections)
 		return defaultMaxConnections
 	}
 	n := connectionCap(limit)
-	s.log.Debug("connection cap", "open_files_limit", limit, "max_connections", n)
+	log.Debug("connection cap", "open_files_limit", limit, "max_connections", n)
 	return n
 }
 
 // defaultMaxConnections is the cap where the descriptor limit is unknown.
 const defaultMaxConnections = 768
 
-// limitConnections lets at most n connections of ln be open at once.
-func limitConnections(ln net.Listener, n int) net.Listener { return netutil.LimitListener(ln, n) }
+// LimitConnections lets at most n connections of ln be open at once.
+func LimitConnections(ln net.Listener, n int) net.Listener { return netutil.LimitListener(ln, n) }

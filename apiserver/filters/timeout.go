@@ -1,10 +1,11 @@
-package apiserver
+package filters
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -32,17 +33,38 @@ func requestTimeout(req *http.Request, limit time.Duration) (time.Duration, erro
 	return limit, nil
 }
 
-// serveWithDeadline runs serve with a deadline on its context and answers
-// 504 Timeout if it has not started its response when the deadline passes,
-// as upstream's timeout filter does. serve runs in its own goroutine so
-// that a handler stuck somewhere that ignores its context still gets its
-// client an answer; the goroutine is tracked in s.handlers, so Shutdown
-// waits for writes that outlive their client's patience. A panic in serve
-// is re-raised here, where recoverPanic in serveHTTP catches it.
-func (s *Server) serveWithDeadline(w http.ResponseWriter, req *http.Request, serve http.HandlerFunc) {
-	timeout, err := requestTimeout(req, s.cfg.RequestTimeout)
+// TimeoutMessage is upstream's message for a request cut off by its deadline.
+const TimeoutMessage = "request did not complete within requested timeout - context deadline exceeded"
+
+// Timeouts put every request but a watch under a deadline, as upstream's
+// timeout filter does.
+type Timeouts struct {
+	// Limit is the longest a request may take (--request-timeout).
+	Limit time.Duration
+	// Log receives panics of handlers that outlived their 504.
+	Log *slog.Logger
+	// WriteError answers a request with the Status an error carries.
+	WriteError func(http.ResponseWriter, *http.Request, error)
+
+	// handlers tracks the goroutines Serve starts; Wait waits for them
+	// so that no write is cut off half-way.
+	handlers sync.WaitGroup
+}
+
+// Wait returns when every handler Serve started has returned.
+func (t *Timeouts) Wait() { t.handlers.Wait() }
+
+// Serve runs serve with a deadline on its context and answers 504 Timeout
+// if it has not started its response when the deadline passes, as
+// upstream's timeout filter does. serve runs in its own goroutine so that
+// a handler stuck somewhere that ignores its context still gets its client
+// an answer; the goroutine is tracked, so that shutdown waits (Wait) for
+// writes that outlive their client's patience. A panic in serve is
+// re-raised here as a HandlerPanic, for the server's panic recovery.
+func (t *Timeouts) Serve(w http.ResponseWriter, req *http.Request, serve http.HandlerFunc) {
+	timeout, err := requestTimeout(req, t.Limit)
 	if err != nil {
-		writeError(w, req, err)
+		t.WriteError(w, req, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
@@ -54,14 +76,14 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, req *http.Request, ser
 	// panicked receives (buffered, at most once, before done is closed)
 	// what serve panicked with, unless the 504 was already sent.
 	done := make(chan struct{})
-	panicked := make(chan handlerPanic, 1)
-	s.handlers.Add(1)
+	panicked := make(chan HandlerPanic, 1)
+	t.handlers.Add(1)
 	go func() {
-		defer s.handlers.Done()
+		defer t.handlers.Done()
 		defer close(done)
 		defer func() {
 			if r := recover(); r != nil {
-				s.passPanic(tw, req, panicked, handlerPanic{value: r, stack: debug.Stack()})
+				t.passPanic(tw, req, panicked, HandlerPanic{Value: r, Stack: debug.Stack()})
 			}
 		}()
 		serve(tw, req)
@@ -73,27 +95,27 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, req *http.Request, ser
 		// Only the deadline is answered here. When the client went away
 		// (the context was cancelled), serve sees the same cancellation
 		// and returns on its own.
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !tw.timeOut(req) {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !t.timeOut(tw, req) {
 			<-done // serve already started its response: let it finish
 		}
 	}
 	select {
 	case p := <-panicked:
-		panic(p) // recoverPanic in serveHTTP answers and logs it
+		panic(p) // the server's panic recovery answers and logs it
 	default:
 	}
 }
 
-// handlerPanic carries a panic out of the handler goroutine, with the
+// HandlerPanic carries a panic out of the handler goroutine, with the
 // stack where it happened.
-type handlerPanic struct {
-	value any
-	stack []byte
+type HandlerPanic struct {
+	Value any
+	Stack []byte
 }
 
-// passPanic hands a panic to serveWithDeadline, or logs it when the
+// passPanic hands a panic to Serve, or logs it when the
 // request has already been answered with 504 and nobody is waiting.
-func (s *Server) passPanic(tw *timeoutWriter, req *http.Request, panicked chan<- handlerPanic, p handlerPanic) {
+func (t *Timeouts) passPanic(tw *timeoutWriter, req *http.Request, panicked chan<- HandlerPanic, p HandlerPanic) {
 	tw.mu.Lock()
 	late := tw.timedOut
 	if !late {
@@ -101,22 +123,22 @@ func (s *Server) passPanic(tw *timeoutWriter, req *http.Request, panicked chan<-
 	}
 	tw.mu.Unlock()
 	if late {
-		s.log.Error("panic serving request after its deadline", "method", req.Method, "path", req.URL.Path, "panic", p.value, "stack", string(p.stack))
+		t.Log.Error("panic serving request after its deadline", "method", req.Method, "path", req.URL.Path, "panic", p.Value, "stack", string(p.Stack))
 	}
 }
 
 // timeoutWriter is the ResponseWriter of a handler running under
-// serveWithDeadline. Until the deadline it passes writes through; after
+// Serve. Until the deadline it passes writes through; after
 // the 504 has been written it drops them.
 type timeoutWriter struct {
 	w http.ResponseWriter
 	// header is the handler's own header map, copied to w on WriteHeader,
 	// so the handler goroutine never touches w's headers while
-	// serveWithDeadline writes the 504.
+	// Serve writes the 504.
 	header http.Header
 
 	// mu guards w, wroteHeader and timedOut: the handler goroutine and
-	// serveWithDeadline both write through w.
+	// Serve both write through w.
 	mu          sync.Mutex
 	wroteHeader bool
 	timedOut    bool
@@ -152,16 +174,16 @@ func (tw *timeoutWriter) Write(p []byte) (int, error) {
 	return tw.w.Write(p)
 }
 
-// timeOut writes the 504 unless the handler has already started its
-// response, and reports whether it did.
-func (tw *timeoutWriter) timeOut(req *http.Request) bool {
+// timeOut writes the 504 on tw unless the handler has already started
+// its response, and reports whether it did.
+func (t *Timeouts) timeOut(tw *timeoutWriter, req *http.Request) bool {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	if tw.wroteHeader {
 		return false
 	}
 	tw.timedOut = true
-	endStalledRequest(tw.w, req)
+	t.endStalledRequest(tw.w, req)
 	return true
 }
 
@@ -170,9 +192,9 @@ func (tw *timeoutWriter) timeOut(req *http.Request) bool {
 // wait for the rest of that body before the answer leaves, so the answer
 // is written whole (with its Content-Length), flushed, and the connection
 // taken over and closed, which also ends the stuck read.
-func endStalledRequest(w http.ResponseWriter, req *http.Request) {
+func (t *Timeouts) endStalledRequest(w http.ResponseWriter, req *http.Request) {
 	var answer bufferedAnswer
-	writeError(&answer, req, apierrors.NewTimeoutError(timeoutMessage, 0))
+	t.WriteError(&answer, req, apierrors.NewTimeoutError(TimeoutMessage, 0))
 	for k, v := range answer.header {
 		w.Header()[k] = v
 	}

@@ -1,8 +1,7 @@
-package apiserver
+package filters
 
 // What a web page open in the user's browser could do to a server on
-// loopback, and what stops it. Every request passes guard before any
-// handler runs:
+// loopback, and what stops it (the first three filters of the chain):
 //
 //  1. Host: a page served from evil.example can make its own name resolve
 //     to 127.0.0.1 (DNS rebinding) and then read everything as "same
@@ -17,10 +16,10 @@ package apiserver
 //     protobuf and the patch types need the server's consent (a CORS
 //     preflight), which minicp never gives. So every write must carry one
 //     of those types, /debug/ endpoints included: 415 otherwise.
-//  4. Authentication (authn.go): 401 without a valid credential.
 
 import (
 	"fmt"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -38,40 +37,35 @@ var writeMediaTypes = []string{
 	string(types.ApplyYAMLPatchType),
 }
 
-// guard runs the checks above, in order, and returns the request with its
-// user, or the error to answer with.
-func (s *Server) guard(req *http.Request) (*http.Request, error) {
-	if err := s.checkHost(req); err != nil {
-		return req, err
-	}
-	if err := checkOrigin(req); err != nil {
-		return req, err
-	}
-	if err := checkWriteContentType(req); err != nil {
-		return req, err
-	}
-	return s.authenticate(req)
+// HostCheck answers the names of this server and nothing else.
+type HostCheck struct {
+	// BindAddress is the address the server listens on.
+	BindAddress string
+	// Allowed are the host names answered besides loopback: the names of
+	// the serving certificate, added when the server starts listening and
+	// read-only while it serves.
+	Allowed map[string]bool
 }
 
-// checkHost refuses a Host header that names another server.
-func (s *Server) checkHost(req *http.Request) error {
+// Check refuses a Host header that names another server.
+func (c *HostCheck) Check(req *http.Request) error {
 	host := req.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
 	host = strings.ToLower(strings.Trim(host, "[]"))
-	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || s.allowedHosts[host] {
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || c.Allowed[host] {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil {
-		bind := net.ParseIP(s.cfg.BindAddress)
+		bind := net.ParseIP(c.BindAddress)
 		if ip.IsLoopback() || ip.Equal(bind) || (bind != nil && bind.IsUnspecified()) {
 			return nil
 		}
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf("the Host header %q names neither a loopback address nor this server "+
 		"(--bind-address %s): minicp refuses it so that a web page cannot reach it through DNS rebinding; "+
-		"connect to 127.0.0.1 or localhost, or to the bind address", req.Host, s.cfg.BindAddress))
+		"connect to 127.0.0.1 or localhost, or to the bind address", req.Host, c.BindAddress))
 }
 
 // isWrite reports whether a method may change state.
@@ -116,7 +110,10 @@ func checkWriteContentType(req *http.Request) error {
 	if req.Header.Get("Content-Type") == "" && req.Header.Get("Authorization") != "" {
 		return nil
 	}
-	mediaType := mediaTypeOf(req.Header.Get("Content-Type"))
+	mediaType, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	if err != nil {
+		mediaType = strings.TrimSpace(strings.SplitN(req.Header.Get("Content-Type"), ";", 2)[0])
+	}
 	for _, t := range writeMediaTypes {
 		if mediaType == t {
 			return nil
