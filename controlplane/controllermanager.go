@@ -8,10 +8,13 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"minicp/controllers/crd"
 	"minicp/controllers/garbagecollector"
 	"minicp/controllers/namespace"
 	"minicp/lease"
+	"minicp/registry"
 )
 
 // controller is one control loop the controller manager runs: a client of
@@ -141,10 +144,11 @@ func startNodeLifecycleController(ctx context.Context, cp *ControlPlane) (func(c
 // (kube-controller-manager's --enable-garbage-collector).
 func startGarbageCollector(_ context.Context, cp *ControlPlane) (func(context.Context), error) {
 	gc, err := garbagecollector.New(garbagecollector.Config{
-		REST:         withQPS(cp.clientConfig(), -1),
-		ResyncPeriod: cp.cfg.GarbageCollectorResync,
-		Metrics:      cp.metrics,
-		Logger:       cp.logger.With("component", "garbage-collector"),
+		REST:             withQPS(cp.clientConfig(), -1),
+		ResyncPeriod:     cp.cfg.GarbageCollectorResync,
+		IgnoredResources: gcIgnoredResources(cp.cfg.Resources),
+		Metrics:          cp.metrics,
+		Logger:           cp.logger.With("component", "garbage-collector"),
 		// Upstream's collector reports as "garbage-collector-controller".
 		Recorder: cp.recorder("garbage-collector-controller"),
 	})
@@ -152,6 +156,18 @@ func startGarbageCollector(_ context.Context, cp *ControlPlane) (func(context.Co
 		return nil, err
 	}
 	return gc.Run, nil
+}
+
+// gcIgnoredResources are the resources whose descriptors keep them from
+// the garbage collector.
+func gcIgnoredResources(table *registry.Table) []schema.GroupResource {
+	var out []schema.GroupResource
+	for _, res := range table.All() {
+		if res.GarbageCollectorIgnored {
+			out = append(out, res.GroupVersion.WithResource(res.Name).GroupResource())
+		}
+	}
+	return out
 }
 
 // addControllersFlag registers --controllers, as kube-controller-manager

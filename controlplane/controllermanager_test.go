@@ -2,8 +2,13 @@ package controlplane
 
 import (
 	"flag"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"minicp/kinds"
 )
 
 func TestControllersFlagChoosesLoopsAsUpstreamDoes(t *testing.T) {
@@ -38,5 +43,13 @@ func TestControllersFlagRefusesUnknownNames(t *testing.T) {
 	err := validateControllers([]string{"*", "-no-such", "replicaset"})
 	if err == nil || !strings.Contains(err.Error(), `"-no-such"`) || !strings.Contains(err.Error(), `"replicaset"`) {
 		t.Fatalf("validateControllers of unknown names = %v", err)
+	}
+}
+
+func TestGarbageCollectorIgnoresWhatTheDescriptorsSay(t *testing.T) {
+	got := gcIgnoredResources(kinds.NewTable())
+	want := []schema.GroupResource{{Resource: "events"}, {Group: "events.k8s.io", Resource: "events"}}
+	if len(got) != len(want) || !slices.Contains(got, want[0]) || !slices.Contains(got, want[1]) {
+		t.Fatalf("the collector ignores %v, want the two events resources %v", got, want)
 	}
 }

@@ -80,7 +80,7 @@ func (c Config) Builtin() ([]*registry.Resource, error) {
 		{
 			GroupVersion: coreV1, Name: "events", SingularName: "event", Kind: "Event", ListKind: "EventList",
 			ShortNames: []string{"ev"}, Namespaced: true, Prefix: "/registry/events", TTL: registry.TTLEvent,
-			Strategy: eventStrategy, AllowCreateOnUpdate: true, DeleteCollection: true,
+			Strategy: eventStrategy, AllowCreateOnUpdate: true, DeleteCollection: true, GarbageCollectorIgnored: true,
 			SelectableFields: eventSelectableFields,
 			Printer:          eventPrinter,
 			New:              func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} },

@@ -163,7 +163,7 @@ func clusterKinds() []*registry.Resource {
 		entry(eventsV1, "events", "Event", true, "/registry/events",
 			func() runtime.Object { return &eventsv1.Event{} }, func() runtime.Object { return &eventsv1.EventList{} },
 			&registry.Resource{ShortNames: []string{"ev"}, TTL: registry.TTLEvent, AllowCreateOnUpdate: true, Strategy: eventsV1Strategy,
-				StoredAs: eventsStoredAsCore, Printer: eventsV1Printer}),
+				StoredAs: eventsStoredAsCore, Printer: eventsV1Printer, GarbageCollectorIgnored: true}),
 		entry(rbacV1, "roles", "Role", true, "/registry/roles",
 			func() runtime.Object { return &rbacv1.Role{} }, func() runtime.Object { return &rbacv1.RoleList{} },
 			&registry.Resource{Strategy: roleStrategy, Printer: rolePrinter}),

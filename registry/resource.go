@@ -39,6 +39,7 @@ import (
 //     DeleteCollection, Subresources, Scale): the Store and the apiserver;
 //   - reading (Indexes, WatchCacheSize): the watch cache;
 //   - presentation (Printer, Categories, ShortNames): the apiserver;
+//   - the control loops (GarbageCollectorIgnored): the controller manager;
 //   - server-side apply (TypeConverter): the apiserver's field managers.
 //
 // The zero value of every optional field is what most resources want.
@@ -164,6 +165,13 @@ type Resource struct {
 	// --default-watch-cache-size. Resources that change most (pods, every
 	// node's Lease renewal) get larger windows.
 	WatchCacheSize int
+
+	// GarbageCollectorIgnored keeps the garbage collector from watching
+	// the resource, as upstream's default ignore list does for events:
+	// their objects are many and short-lived, and neither own nor are
+	// owned. The controller manager hands the collector every resource
+	// that sets it.
+	GarbageCollectorIgnored bool
 
 	// Printer is what `kubectl get` shows (its Table columns and rows).
 	// Nil: Name and Age, as upstream's default table convertor.

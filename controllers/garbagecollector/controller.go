@@ -43,6 +43,9 @@ type Config struct {
 	// ResyncPeriod is how often discovery is read again, to watch the
 	// resources served since (default 30s, as upstream).
 	ResyncPeriod time.Duration
+	// IgnoredResources are never watched, as upstream's collector takes
+	// its ignore list (events, by default) from the controller manager.
+	IgnoredResources []schema.GroupResource
 	// Metrics is the stack's registry; nil registers nothing.
 	Metrics prometheus.Registerer
 	Logger  *slog.Logger
@@ -66,6 +69,7 @@ type Controller struct {
 	graph     *graph
 	metrics   *metrics
 	log       *slog.Logger
+	ignored   map[schema.GroupResource]bool // cfg.IgnoredResources
 
 	// resources is the last discovery's answer, replaced by Run's
 	// goroutine at every resync and read by the workers.
@@ -113,6 +117,10 @@ func New(cfg Config) (*Controller, error) {
 				MetricsProvider: newQueueMetrics(cfg.Metrics),
 			}),
 	}
+	c.ignored = map[schema.GroupResource]bool{}
+	for _, gr := range cfg.IgnoredResources {
+		c.ignored[gr] = true
+	}
 	c.metrics = newMetrics(cfg.Metrics, func() float64 { return float64(c.graph.size()) })
 	return c, nil
 }
@@ -156,7 +164,7 @@ func (c *Controller) Run(ctx context.Context) {
 // is gone). Only Run's goroutine calls it. It reports false when nothing
 // could be discovered at all.
 func (c *Controller) syncResources(ctx context.Context, monitors *monitors) bool {
-	res, err := discover(c.discovery)
+	res, err := discover(c.discovery, c.ignored)
 	if err != nil {
 		c.metrics.syncErrors.Inc()
 		c.log.Warn("garbage collector: discovery incomplete", "err", err)

@@ -6,8 +6,9 @@
 // An object names its owners in metadata.ownerReferences (apiVersion,
 // kind, name and UID). The collector watches the metadata only
 // (as=PartialObjectMetadata, client-go's metadata informers) of every
-// resource discovery lists as listable, watchable and deletable, events of
-// both groups excepted as upstream's collector excepts them, and keeps
+// resource discovery lists as listable, watchable and deletable but those
+// in Config.IgnoredResources (the controller manager passes events of both
+// groups, as upstream's collector's default list has them), and keeps
 // the graph from each owner UID to its dependents (graph.go). A change in
 // the graph queues the objects it concerns; workers then act:
 //

@@ -25,18 +25,10 @@ type kindInfo struct {
 	namespaced bool
 }
 
-// ignoredResources are never watched, as upstream's collector ignores
-// them: events are many, short-lived, and neither own nor are owned, and
-// the two groups serve the same objects.
-var ignoredResources = map[schema.GroupResource]bool{
-	{Group: "", Resource: "events"}:              true,
-	{Group: "events.k8s.io", Resource: "events"}: true,
-}
-
 // discover reads discovery's preferred version of every resource, as
-// upstream's collector does (it watches every deletable resource but
-// events).
-func discover(d discovery.DiscoveryInterface) (*resources, error) {
+// upstream's collector does: it watches every deletable resource but the
+// ignored ones (Config.IgnoredResources).
+func discover(d discovery.DiscoveryInterface, ignored map[schema.GroupResource]bool) (*resources, error) {
 	lists, err := discovery.ServerPreferredResources(d)
 	if err != nil && len(lists) == 0 {
 		return nil, fmt.Errorf("discovering resources: %w", err)
@@ -54,7 +46,7 @@ func discover(d discovery.DiscoveryInterface) (*resources, error) {
 			gvr := gv.WithResource(r.Name)
 			out.byKind[gv.WithKind(r.Kind)] = kindInfo{gvr: gvr, namespaced: r.Namespaced}
 			if slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch") && slices.Contains(r.Verbs, "delete") &&
-				!ignoredResources[gvr.GroupResource()] {
+				!ignored[gvr.GroupResource()] {
 				out.watched = append(out.watched, gvr)
 			}
 		}

@@ -27,7 +27,7 @@ func TestDiscoverWatchesEveryDeletableResourceButEvents(t *testing.T) {
 			{Name: "deployments", Kind: "Deployment", Namespaced: true, Verbs: verbs},
 		}},
 	}}}
-	res, err := discover(d)
+	res, err := discover(d, map[schema.GroupResource]bool{{Resource: "events"}: true, {Group: "events.k8s.io", Resource: "events"}: true})
 	if err != nil {
 		t.Fatal(err)
 	}
