@@ -5,7 +5,7 @@
 // words, not by the numbers that change from run to run (match_test.go).
 // The directives a page may carry are listed in parse_test.go.
 //
-//	go test ./docs/labs                        # every lab (several minutes)
+//	go test ./docs/labs                        # every lab, four at a time (a few minutes)
 //	go test ./docs/labs -short                 # the quick ones only
 //	go test ./docs/labs -run 'TestLabs/02' -v  # one lab, with its timing
 //	go test ./docs/labs -run 'TestLabs/02' -update   # write the run's output into the page where it differs
@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,7 +65,7 @@ func TestLabs(t *testing.T) {
 			t.Logf("lab check times:%s", b.String())
 		}
 	})
-	for _, page := range pages {
+	for _, page := range longFirst(pages) {
 		name := strings.TrimSuffix(page, ".md")
 		t.Run(name, func(t *testing.T) {
 			l, err := parseLab(page)
@@ -92,6 +93,28 @@ func TestLabs(t *testing.T) {
 			t.Logf("%s checked in %.1fs", page, time.Since(start).Seconds())
 		})
 	}
+}
+
+// longFirst orders the pages so that the labs that take minutes start
+// first: the labs run several at a time, and a long lab started last would
+// run alone at the end.
+func longFirst(pages []string) []string {
+	ordered := slices.Clone(pages)
+	isLong := func(page string) bool {
+		l, err := parseLab(page)
+		return err == nil && l.long
+	}
+	slices.SortStableFunc(ordered, func(a, b string) int {
+		la, lb := isLong(a), isLong(b)
+		switch {
+		case la && !lb:
+			return -1
+		case lb && !la:
+			return 1
+		}
+		return 0
+	})
+	return ordered
 }
 
 var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9_-]*`)
