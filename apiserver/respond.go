@@ -147,6 +147,10 @@ func asPartial(obj runtime.Object) (runtime.Object, error) {
 func writeError(w http.ResponseWriter, req *http.Request, err error) {
 	status := toStatus(err)
 	filters.SetRetryAfter(w, err)
+	if wantsErrorPage(req) {
+		writeErrorPage(w, status) // login_page.go
+		return
+	}
 	info := errorOutput(req)
 	var buf bytes.Buffer
 	if encErr := registry.Codecs.EncoderForVersion(info.Serializer, statusGroupVersion).Encode(status, &buf); encErr != nil {

@@ -324,7 +324,7 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, info *reques
 	review, isReview := reviewFor(info)
 	switch {
 	case path == loginPath:
-		h = s.login.ServeHTTP
+		h = s.serveLogin
 	case isReview:
 		h = func(w http.ResponseWriter, req *http.Request) { s.serveReview(w, req, review) }
 	case info.isResource:

@@ -49,6 +49,7 @@ func printBanner(w io.Writer, cp *ControlPlane, startup time.Duration) {
 	login := cp.LoginURL()
 	fmt.Fprintf(w, "  live page: %s\n", login)
 	fmt.Fprintf(w, "             (a one-time login link: it sets a cookie for this browser and opens %s)\n", pageHome(login))
+	fmt.Fprintf(w, "             (for a new link at any time: go run ./cmd/minictl --data-dir %s ui)\n", cp.cfg.DataDir)
 	fmt.Fprintf(w, "Point kubectl at it with:\n\n  export KUBECONFIG=%s\n\n", kubeconfig)
 	fmt.Fprintln(w, "Press Ctrl-C to stop.")
 }

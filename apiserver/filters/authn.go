@@ -188,5 +188,5 @@ func (a *Authenticator) credentialUser(req *http.Request) (*UserInfo, error) {
 func errUnauthorized(why string) error {
 	return apierrors.NewUnauthorized(why + ": use the kubeconfig minicp wrote in its data directory " +
 		"(export KUBECONFIG=<data-dir>/kubeconfig), which carries its bearer token; for raw paths use " +
-		"kubectl get --raw <path> or kubectl proxy; for the live page open the login URL minicp printed at start")
+		"kubectl get --raw <path> or kubectl proxy; for the live page open the login link minicp printed at start, or run minictl ui for a new one")
 }

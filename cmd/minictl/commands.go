@@ -33,7 +33,7 @@ const rootLong = `minictl: look at what minicp stores in etcd, and poke at it.
 It finds etcd from minicp's data directory (--data-dir, default
 ./minicp-data: the endpoints minicp wrote there) or from --etcd-endpoints;
 without either, http://127.0.0.1:2379. Commands that speak to the
-apiserver (relist, informer, fault) use the kubeconfig minicp wrote in the
+apiserver (relist, informer, fault, ui) use the kubeconfig minicp wrote in the
 data directory, or --kubeconfig. Before its real request, every command
 checks within a second that something answers there, and says so if not.`
 
@@ -56,7 +56,7 @@ func newRootCommand(out io.Writer) *cobra.Command {
 	pf.BoolP("help", "h", false, "help for this command")
 	pf.StringVar(&a.eventsEndpoints, "events-etcd-endpoints", "", "comma-separated client URLs of the etcd holding events, when minicp keeps them apart (default: those minicp wrote in --data-dir)")
 	pf.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig of the apiserver (default $KUBECONFIG, else <data-dir>/kubeconfig)")
-	root.AddCommand(a.etcdCommand(), a.leaseCommand(), a.snapshotCommand(), a.relistCommand(), a.informerCommand(), a.faultCommand())
+	root.AddCommand(a.etcdCommand(), a.leaseCommand(), a.snapshotCommand(), a.relistCommand(), a.informerCommand(), a.faultCommand(), a.uiCommand())
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(out)
 	root.SetErr(out)

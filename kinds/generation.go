@@ -1,0 +1,94 @@
+package kinds
+
+// Spec, status and generation, the contract every controller relies on:
+// metadata.generation is 1 when an object with a spec is created and grows
+// by one with every change of its spec, never with a change of its status
+// or metadata alone; a client writes the spec through the object and the
+// status through its status subresource, and neither write can change the
+// other half. Upstream writes these lines into each kind's strategy; here
+// they are written once, for any kind whose Go type has a Spec or a Status
+// field.
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// structField returns obj's field named name, if obj is a pointer to a
+// struct that has one.
+func structField(obj runtime.Object, name string) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := v.Elem().FieldByName(name)
+	return f, f.IsValid() && f.CanSet()
+}
+
+// hasField reports whether objects of obj's type have a field named name
+// ("Spec", "Status").
+func hasField(obj runtime.Object, name string) bool {
+	_, ok := structField(obj, name)
+	return ok
+}
+
+// copyField sets obj's field name to old's (which must be of the same type).
+func copyField(obj, old runtime.Object, name string) {
+	dst, ok := structField(obj, name)
+	if !ok {
+		return
+	}
+	src, _ := structField(old, name)
+	dst.Set(src)
+}
+
+// clearField sets obj's field name to its zero value.
+func clearField(obj runtime.Object, name string) {
+	if f, ok := structField(obj, name); ok {
+		f.SetZero()
+	}
+}
+
+// fieldChanged reports whether obj's and old's fields name differ
+// semantically (a quantity of "1" equals one of "1000m").
+func fieldChanged(obj, old runtime.Object, name string) bool {
+	a, ok := structField(obj, name)
+	if !ok {
+		return false
+	}
+	b, _ := structField(old, name)
+	return !equality.Semantic.DeepEqual(a.Interface(), b.Interface())
+}
+
+// createWithGeneration starts a new object's life: no status (a client
+// cannot create an object with a status, the controller writes it), and
+// generation 1 when it has a spec.
+func createWithGeneration(obj runtime.Object) {
+	clearField(obj, "Status")
+	if hasField(obj, "Spec") {
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetGeneration(1)
+		}
+	}
+}
+
+// updateWithGeneration is an update of the object itself: it keeps the
+// stored status, and bumps the generation when the spec changed. The
+// generation obj carries is old's (beforeUpdate sets it: a client cannot).
+func updateWithGeneration(obj, old runtime.Object) {
+	copyField(obj, old, "Status")
+	if fieldChanged(obj, old, "Spec") {
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetGeneration(m.GetGeneration() + 1)
+		}
+	}
+}
+
+// updateStatusOnly is an update through the status subresource: it keeps
+// the stored spec (metadata is reset by the caller).
+func updateStatusOnly(obj, old runtime.Object) {
+	copyField(obj, old, "Spec")
+}
