@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"minicp/controlplane"
 	"minicp/e2e/framework"
+	"minicp/internal/testsupport"
 )
 
 // The garbage collector follows resources that come and go: it starts
@@ -69,4 +72,68 @@ func TestGarbageCollectorFollowsCustomResourcesThatComeAndGo(t *testing.T) {
 	framework.Eventually(t, framework.StateTimeout, "the collector to stop watching crontabs", func() bool {
 		return monitored() == before
 	})
+}
+
+// When a CRD is deleted, the collector's informer of its resource meets a
+// 404 and asks for a discovery at once, which drops the informer with one
+// info line: no "Failed to watch" error at every retry until the next
+// resync (issue 27: five such lines over 25 s).
+func TestGarbageCollectorDropsADeletedCRDsInformerQuietly(t *testing.T) {
+	var logs testsupport.SyncBuffer
+	// Long enough that the drop cannot wait for it; short enough that
+	// the collector starts watching the new CRD within the test.
+	const resync = 5 * time.Second
+	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) {
+		c.GarbageCollectorResync = resync
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}})
+	ctx := framework.Context(t, time.Minute)
+	ext := clientset.NewForConfigOrDie(s.RESTConfig)
+	dyn := dynamic.NewForConfigOrDie(s.RESTConfig)
+	var before float64
+	framework.Eventually(t, framework.StateTimeout, "the collector to watch the built-in resources", func() bool {
+		before = gcMonitored(t, s)
+		return before > 0
+	})
+	installCRD(t, ctx, ext, crontabCRD())
+	createWhenServed(t, ctx, dyn, crontab("one", "* * * * *"))
+	framework.Eventually(t, framework.StateTimeout, "the collector to watch crontabs", func() bool {
+		return gcMonitored(t, s) == before+1
+	})
+
+	deleted := time.Now()
+	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "crontabs.stable.example.com", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const stopped = "resource no longer served; stopped watching it"
+	framework.Eventually(t, framework.StateTimeout, "the collector to stop watching crontabs", func() bool {
+		return strings.Contains(logs.String(), stopped)
+	})
+	took := time.Since(deleted)
+	// Let a few of the reflector's retries pass, had the informer lived on.
+	framework.Eventually(t, framework.StateTimeout, "a resync after the drop", func() bool { return time.Since(deleted) > resync+time.Second })
+	out := logs.String()
+	if n := strings.Count(out, stopped); n != 1 {
+		t.Errorf("%d lines say the collector stopped watching crontabs, want 1:\n%s", n, out)
+	}
+	if strings.Contains(out, "Failed to watch") {
+		t.Errorf("the collector logged failed watches after the CRD was deleted:\n%s", out)
+	}
+	t.Logf("the informer was dropped %s after the CRD's deletion (resync every %s)", took.Round(time.Millisecond), resync)
+}
+
+// gcMonitored reads the collector's gauge of watched resources; -1 when
+// it is not reported yet.
+func gcMonitored(t *testing.T, s *framework.Stack) float64 {
+	t.Helper()
+	families, err := s.ControlPlane.Metrics().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "garbagecollector_controller_monitored_resources" && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 
 	"minicp/controllers/workers"
 	"minicp/internal/trim"
@@ -70,6 +72,9 @@ type Controller struct {
 	metrics   *metrics
 	log       *slog.Logger
 	ignored   map[schema.GroupResource]bool // cfg.IgnoredResources
+	// rediscover asks Run's goroutine for a discovery now rather than at
+	// the next resync: an informer met a resource no longer served.
+	rediscover chan struct{}
 
 	// resources is the last discovery's answer, replaced by Run's
 	// goroutine at every resync and read by the workers.
@@ -117,6 +122,7 @@ func New(cfg Config) (*Controller, error) {
 				MetricsProvider: newQueueMetrics(cfg.Metrics),
 			}),
 	}
+	c.rediscover = make(chan struct{}, 1)
 	c.ignored = map[schema.GroupResource]bool{}
 	for _, gr := range cfg.IgnoredResources {
 		c.ignored[gr] = true
@@ -133,6 +139,9 @@ func (c *Controller) Run(ctx context.Context) {
 	// stays open and idle, and would hold up the apiserver's shutdown.
 	defer c.http.CloseIdleConnections()
 	defer c.queue.ShutDown()
+	// client-go's informers log through their context: what they say (a
+	// failed watch among it) goes to the collector's logger.
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(c.log.Handler()))
 	monitors := newMonitors()
 	defer monitors.stopAll() // after ctx has ended: the informers' goroutines end with it
 	if !c.syncResources(ctx, monitors) {
@@ -151,6 +160,8 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-ctx.Done():
 			done = true
 		case <-tick.C:
+			c.syncResources(ctx, monitors)
+		case <-c.rediscover:
 			c.syncResources(ctx, monitors)
 		}
 	}
@@ -181,6 +192,9 @@ func (c *Controller) syncResources(ctx context.Context, monitors *monitors) bool
 		}
 		informer := metadatainformer.NewFilteredMetadataInformer(c.metadata, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 		err := informer.SetTransform(trim.ManagedFields) // fails only on a started informer
+		if err == nil {
+			err = informer.SetWatchErrorHandlerWithContext(c.watchErrorHandler)
+		}
 		if err == nil {
 			_, err = informer.AddEventHandler(c.handlers(gvr))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 )
@@ -66,4 +67,21 @@ func (m *monitors) stopAll() {
 		m.stop(gvr)
 	}
 	m.wg.Wait()
+}
+
+// watchErrorHandler is what the informers do with a failed list or watch.
+// A custom resource whose CRD is deleted answers 404 until a discovery
+// drops its informer; rather than log that as "Failed to watch" at every
+// retry until the next resync, the handler asks Run for a discovery now,
+// which stops the informer with one info line. Other errors are logged
+// as client-go logs them.
+func (c *Controller) watchErrorHandler(ctx context.Context, r *cache.Reflector, err error) {
+	if apierrors.IsNotFound(err) {
+		select {
+		case c.rediscover <- struct{}{}:
+		default: // one is pending already
+		}
+		return
+	}
+	cache.DefaultWatchErrorHandler(ctx, r, err)
 }
