@@ -9,15 +9,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minicp/apiserver/admission"
+	"minicp/internal/testsupport"
 	"minicp/kinds"
 	"minicp/registry"
 )
 
-// startWithGadgets serves the built-in kinds and gadgetsCRD's custom
+// startWithGadgets serves the built-in kinds and testsupport.GadgetsCRD's custom
 // resources from a real etcd-backed Store.
 func startWithGadgets(t *testing.T) *testServer {
 	t.Helper()
-	return startWithResources(t, gadgetResources(t))
+	return startWithResources(t, servedResourcesOf(t, testsupport.GadgetsCRD))
 }
 
 // startWithResources serves the built-in kinds and resources from a real

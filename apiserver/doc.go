@@ -84,7 +84,7 @@
 // the server runs (custom resources, package crd): a request looks its
 // resource up once and keeps that descriptor to its end; discovery is
 // rebuilt for every state of the table and swapped in whole
-// (discovery_live.go); OpenAPI after a change (openapi_custom.go). Custom
+// (discovery.Handler); OpenAPI after a change (openapi.Handler). Custom
 // resources (Resource.TextOnly) are Unstructured objects, encoded as the
 // JSON or YAML serializer writes them, with their own apiVersion and kind;
 // protobuf is refused for them as upstream refuses it, but for their
@@ -93,9 +93,18 @@
 // kept encoding as a built-in kind's (list_shared.go): every served
 // version has a cache of its own, holding objects at that version.
 //
-// Discovery, OpenAPI, tables, health and metrics live in their own files
-// (discovery.go, openapi.go, table.go, health.go, metrics.go); server.go
-// wires them in.
+// The rooms of the server, each its own package below apiserver/:
+//
+//   - filters: what decides whether a request is served at all (Host,
+//     Origin, Content-Type, authentication, in-flight limit, the
+//     authorization slot), the request deadline and the connection cap;
+//   - admission: the admission API (attributes, plugins, the chain and
+//     NamespaceLifecycle), which plugins outside the server implement;
+//   - discovery and openapi: the documents that describe the table to
+//     clients, following its changes;
+//   - this package: routing, the REST handlers, negotiation, tables,
+//     health, metrics and the live page's login; server.go wires the
+//     rooms together.
 //
 // Invariants:
 //

@@ -2,14 +2,21 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minicp/apiserver/discovery"
+	"minicp/apiserver/openapi"
 )
 
 // runKubectl runs the installed kubectl against url with a fresh cache
@@ -45,14 +52,17 @@ current-context: minicp
 // without any REST resources behind them.
 func newDocumentsServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	discovery, openapi := newDiscoveryHandler(testResources.All()), newOpenAPIHandler(testResources)
-	t.Cleanup(func() { testResources.Unsubscribe(openapi) })
+	discoveryHandler, openapiHandler := discovery.New(testResources, reviewDiscovery()), openapi.New(testResources)
+	t.Cleanup(func() {
+		testResources.Unsubscribe(discoveryHandler)
+		testResources.Unsubscribe(openapiHandler)
+	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/openapi/") {
-			openapi.ServeHTTP(w, r)
+			openapiHandler.ServeHTTP(w, r)
 			return
 		}
-		discovery.ServeHTTP(w, r)
+		discoveryHandler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -79,5 +89,25 @@ func TestKubectlExplainsFieldsFromTheOpenAPIDocuments(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "KIND:       Lease") || !strings.Contains(stdout, "holderIdentity <string>") {
 		t.Errorf("kubectl explain leases.spec.holderIdentity:\n%s", stdout)
+	}
+}
+
+// The review resources are served outside the table; discovery lists them
+// so that kubectl auth whoami and can-i find them.
+func TestDiscoveryListsTheReviewResources(t *testing.T) {
+	srv := newDocumentsServer(t)
+	for _, r := range reviews {
+		resp := fetch(t, srv, http.MethodGet, "/apis/"+r.gvr.GroupVersion().String(), "")
+		var list metav1.APIResourceList
+		if err := json.Unmarshal(resp.body, &list); err != nil || resp.code != http.StatusOK {
+			t.Fatalf("GET /apis/%s: %d %s (%v)", r.gvr.GroupVersion(), resp.code, resp.body, err)
+		}
+		found := false
+		for _, got := range list.APIResources {
+			found = found || (got.Name == r.gvr.Resource && got.Kind == r.kind && slices.Equal(got.Verbs, []string{"create"}))
+		}
+		if !found {
+			t.Errorf("review %s: got %+v, want kind %s, verbs [create]", r.gvr, list.APIResources, r.kind)
+		}
 	}
 }

@@ -18,17 +18,16 @@ import (
 	"fmt"
 	"net/http"
 
-	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"minicp/apiserver/discovery"
 	"minicp/apiserver/filters"
 )
 
@@ -150,33 +149,12 @@ func (s *Server) serveReview(w http.ResponseWriter, req *http.Request, r *review
 	writeRaw(w, encoder.MediaType, http.StatusCreated, buf.Bytes())
 }
 
-// addReviewDiscovery lists the review resources in discovery, in both
-// shapes, beside the stored ones.
-func (d *discoveryHandler) addReviewDiscovery(groupList *metav1.APIGroupList, apis *apidiscoveryv2.APIGroupDiscoveryList) {
+// reviewDiscovery lists the review resources in discovery beside the
+// stored ones: kubectl auth whoami and can-i look for them there.
+func reviewDiscovery() []discovery.CreateOnly {
+	var out []discovery.CreateOnly
 	for _, r := range reviews {
-		gv := r.gvr.GroupVersion()
-		list := &metav1.APIResourceList{
-			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
-			GroupVersion: gv.String(),
-			APIResources: []metav1.APIResource{{
-				Name: r.gvr.Resource, SingularName: r.singularName, Kind: r.kind, Verbs: []string{"create"},
-			}},
-		}
-		d.resourceLists[gv.String()] = mustDocument(list)
-		group := apiGroup(gv.Group, []string{gv.Version})
-		groupList.Groups = append(groupList.Groups, group)
-		group.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
-		d.groups[gv.Group] = mustDocument(group)
-		kind := metav1.GroupVersionKind(gv.WithKind(r.kind))
-		apis.Items = append(apis.Items, apidiscoveryv2.APIGroupDiscovery{
-			ObjectMeta: metav1.ObjectMeta{Name: gv.Group},
-			Versions: []apidiscoveryv2.APIVersionDiscovery{{
-				Version: gv.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
-				Resources: []apidiscoveryv2.APIResourceDiscovery{{
-					Resource: r.gvr.Resource, ResponseKind: &kind, Scope: apidiscoveryv2.ScopeCluster,
-					SingularResource: r.singularName, Verbs: []string{"create"},
-				}},
-			}},
-		})
+		out = append(out, discovery.CreateOnly{Resource: r.gvr, Kind: r.kind, SingularName: r.singularName})
 	}
+	return out
 }

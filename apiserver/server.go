@@ -18,7 +18,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"minicp/apiserver/admission"
+	"minicp/apiserver/discovery"
 	"minicp/apiserver/filters"
+	"minicp/apiserver/openapi"
 	"minicp/registry"
 )
 
@@ -29,8 +31,8 @@ type Server struct {
 	// resources is the table the server serves: routing, discovery,
 	// OpenAPI, tables. Its set changes when custom resources come and go
 	// (registry.Table): routing looks a resource up once per request,
-	// discovery follows every change (discovery_live.go), OpenAPI is
-	// rebuilt on the first request after one (openapi_custom.go).
+	// discovery follows every change (discovery.Handler), OpenAPI is
+	// rebuilt on the first request after one (openapi.Handler).
 	resources *registry.Table
 	store     registry.Interface
 	log       *slog.Logger
@@ -40,8 +42,8 @@ type Server struct {
 
 	// discovery and openapi follow the table (registry.Table.Subscribe)
 	// until Shutdown.
-	discovery *liveDiscovery
-	openapi   *openAPIHandler
+	discovery *discovery.Handler
+	openapi   *openapi.Handler
 	health    http.Handler
 	// ready and readyChecks are what /readyz runs (health.go); written
 	// only before Start.
@@ -118,8 +120,8 @@ func New(cfg Config, table *registry.Table, store registry.Interface, ready func
 		log:         log,
 		metrics:     newMetrics(metricsReg),
 		metricsPage: metricsHandler(metricsReg),
-		discovery:   newLiveDiscovery(table),
-		openapi:     newOpenAPIHandler(table),
+		discovery:   discovery.New(table, reviewDiscovery()),
+		openapi:     openapi.New(table),
 		health:      newHealthHandler(ready),
 		admission:   chain,
 		extra:       map[string]http.Handler{},

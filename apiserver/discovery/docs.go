@@ -1,4 +1,4 @@
-package apiserver
+package discovery
 
 import (
 	"crypto/sha256"
@@ -19,59 +19,59 @@ import (
 // This file builds the discovery documents from the resource table; the
 // handler in discovery.go only chooses which one to send.
 
-// discoveryGroup is one API group with its versions, in table order.
-type discoveryGroup struct {
-	name     string
-	versions []discoveryVersion
+// Group is one API group with its versions, in table order.
+type Group struct {
+	Name     string
+	Versions []Version
 }
 
-// discoveryVersion is one group-version with its resources, in table order.
-type discoveryVersion struct {
-	gv        schema.GroupVersion
-	resources []*registry.Resource
+// Version is one group-version with its resources, in table order.
+type Version struct {
+	GroupVersion schema.GroupVersion
+	Resources    []*registry.Resource
 }
 
-func (g discoveryGroup) versionNames() []string {
-	names := make([]string, len(g.versions))
-	for i, v := range g.versions {
-		names[i] = v.gv.Version
+func (g Group) versionNames() []string {
+	names := make([]string, len(g.Versions))
+	for i, v := range g.Versions {
+		names[i] = v.GroupVersion.Version
 	}
 	return names
 }
 
-// byGroup arranges resources by group and version, keeping the order in
+// ByGroup arranges resources by group and version, keeping the order in
 // which the table first mentions each group and resource: discovery output
 // is stable. A group's versions are in upstream's priority order (v2, v1,
 // v1beta1, ...; see sortVersions), so that the first, the preferred one,
 // is the same whichever of a group's CRDs was established first.
-func byGroup(resources []*registry.Resource) []discoveryGroup {
-	var groups []discoveryGroup
+func ByGroup(resources []*registry.Resource) []Group {
+	var groups []Group
 	for _, r := range resources {
 		gi := -1
 		for i := range groups {
-			if groups[i].name == r.GroupVersion.Group {
+			if groups[i].Name == r.GroupVersion.Group {
 				gi = i
 			}
 		}
 		if gi < 0 {
-			groups = append(groups, discoveryGroup{name: r.GroupVersion.Group})
+			groups = append(groups, Group{Name: r.GroupVersion.Group})
 			gi = len(groups) - 1
 		}
 		g := &groups[gi]
 		vi := -1
-		for i := range g.versions {
-			if g.versions[i].gv == r.GroupVersion {
+		for i := range g.Versions {
+			if g.Versions[i].GroupVersion == r.GroupVersion {
 				vi = i
 			}
 		}
 		if vi < 0 {
-			g.versions = append(g.versions, discoveryVersion{gv: r.GroupVersion})
-			vi = len(g.versions) - 1
+			g.Versions = append(g.Versions, Version{GroupVersion: r.GroupVersion})
+			vi = len(g.Versions) - 1
 		}
-		g.versions[vi].resources = append(g.versions[vi].resources, r)
+		g.Versions[vi].Resources = append(g.Versions[vi].Resources, r)
 	}
 	for _, g := range groups {
-		sortVersions(g.versions)
+		sortVersions(g.Versions)
 	}
 	return groups
 }
@@ -79,9 +79,9 @@ func byGroup(resources []*registry.Resource) []discoveryGroup {
 // sortVersions orders a group's versions by Kubernetes version priority,
 // highest first, as upstream's discovery does (GA by number, then betas,
 // then alphas, then anything else by name).
-func sortVersions(versions []discoveryVersion) {
-	slices.SortStableFunc(versions, func(a, b discoveryVersion) int {
-		return -version.CompareKubeAwareVersionStrings(a.gv.Version, b.gv.Version)
+func sortVersions(versions []Version) {
+	slices.SortStableFunc(versions, func(a, b Version) int {
+		return -version.CompareKubeAwareVersionStrings(a.GroupVersion.Version, b.GroupVersion.Version)
 	})
 }
 
@@ -135,7 +135,7 @@ func apiResourceList(gv schema.GroupVersion, resources []*registry.Resource) *me
 				Name:       r.Name + "/" + sub,
 				Namespaced: r.Namespaced,
 				Kind:       r.Kind,
-				Verbs:      subresourceVerbs(sub),
+				Verbs:      SubresourceVerbs(sub),
 			})
 		}
 	}
@@ -162,7 +162,7 @@ func aggregatedVersion(version string, resources []*registry.Resource) apidiscov
 		}
 		for _, sub := range r.Subresources {
 			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-				Subresource: sub, ResponseKind: &kind, Verbs: subresourceVerbs(sub),
+				Subresource: sub, ResponseKind: &kind, Verbs: SubresourceVerbs(sub),
 			})
 		}
 		v.Resources = append(v.Resources, res)

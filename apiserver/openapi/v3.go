@@ -1,12 +1,13 @@
-package apiserver
+package openapi
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"minicp/internal/kubeversion"
 	"minicp/registry"
 )
 
-// OpenAPI v3 rendering of the paths in openapi_docs.go: one document per
+// OpenAPI v3 rendering of the paths in docs.go: one document per
 // group-version, schemas under components.
 
 // groupVersionDocument is the OpenAPI v3 document of gv's resources.
@@ -21,7 +22,7 @@ func groupVersionDocument(gv schema.GroupVersion, resources []*registry.Resource
 	}
 	return object{
 		"openapi":    "3.0.0",
-		"info":       object{"title": "Kubernetes", "version": serverVersion().GitVersion},
+		"info":       object{"title": "Kubernetes", "version": kubeversion.Get().GitVersion},
 		"paths":      paths,
 		"components": object{"schemas": b.components},
 	}

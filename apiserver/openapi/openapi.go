@@ -1,4 +1,4 @@
-package apiserver
+package openapi
 
 import (
 	"crypto/sha512"
@@ -13,30 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"minicp/apiserver/discovery"
+	"minicp/apiserver/internal/document"
 	"minicp/registry"
 )
 
-// OpenAPI is the machine-readable description of the API. minicp serves
-// the v3 form, which is split by group-version:
-//
-//	GET /openapi/v3                      -> {"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}, ...}}
-//	GET /openapi/v3/api/v1?hash=...      -> the document of core/v1
-//
-// The hash is the document's entity tag: a client may cache a URL with a
-// hash forever, and the index changes the hash when the document changes.
-//
-// kubectl needs it for create and apply. Before sending an object it reads
-// the document of the object's group-version and looks for the PATCH
-// operation of the object's kind with a "fieldValidation" query parameter;
-// finding it, it sends fieldValidation=Strict and leaves rejecting unknown
-// or duplicate fields to the server. Without any OpenAPI it refuses to
-// create anything unless given --validate=false. kubectl explain reads the
-// schemas, and kubectl apply the patch hints in them.
-//
-// The older, single-document /openapi/v2 is served too (openapi_v2.go):
-// kubectl 1.27 and 1.28 need it for apply and explain.
-
-// openAPIHandler builds its documents from the resource table on first
+// Handler builds its documents from the resource table on first
 // use: they take tens of milliseconds to generate, which a server that
 // starts in a fraction of a second (and tests that start many) should not
 // pay up front when most never serve them.
@@ -44,8 +26,8 @@ import (
 // The built-in kinds are described from their Go types, once. Resources
 // that bring their own description (Resource.OpenAPIV3: custom resources)
 // come and go with the table: their documents, and the index, are rebuilt
-// on the first request after the table changed (openapi_custom.go).
-type openAPIHandler struct {
+// on the first request after the table changed (custom.go).
+type Handler struct {
 	table *registry.Table
 	// builtin is the resources described from Go types: those in the
 	// table at start without a description of their own.
@@ -54,7 +36,7 @@ type openAPIHandler struct {
 	// v3Once builds builtinIndex and builtinDocs; read-only afterwards.
 	v3Once       sync.Once
 	builtinIndex map[string]openAPIIndexEntry // "api/v1" -> its URL
-	builtinDocs  map[string]staticDocument    // "api/v1", "apis/coordination.k8s.io/v1"
+	builtinDocs  map[string]document.Document // "api/v1", "apis/coordination.k8s.io/v1"
 
 	// v2Once builds builtinV2, the v2 document of the built-in kinds;
 	// read-only afterwards.
@@ -86,10 +68,11 @@ type openAPIIndexEntry struct {
 	ServerRelativeURL string `json:"serverRelativeURL"`
 }
 
-// newOpenAPIHandler serves /openapi/v2, /openapi/v3 and /openapi/v3/<gv>
-// for the resources of table, following its changes.
-func newOpenAPIHandler(table *registry.Table) *openAPIHandler {
-	h := &openAPIHandler{table: table}
+// New serves /openapi/v2, /openapi/v3 and /openapi/v3/<gv> for the
+// resources of table, following its changes until the caller unsubscribes
+// it from table (registry.Table.Unsubscribe).
+func New(table *registry.Table) *Handler {
+	h := &Handler{table: table}
 	for _, r := range table.Subscribe(h) {
 		if r.OpenAPIV3 == nil {
 			h.builtin = append(h.builtin, r)
@@ -99,21 +82,21 @@ func newOpenAPIHandler(table *registry.Table) *openAPIHandler {
 }
 
 // buildV3 generates the document of each built-in group-version.
-func (h *openAPIHandler) buildV3() {
+func (h *Handler) buildV3() {
 	h.builtinIndex = map[string]openAPIIndexEntry{}
-	h.builtinDocs = map[string]staticDocument{}
-	for _, g := range byGroup(h.builtin) {
-		for _, v := range g.versions {
-			path := openAPIPath(v.gv)
-			doc := openAPIDocument(mustJSON(groupVersionDocument(v.gv, v.resources)))
+	h.builtinDocs = map[string]document.Document{}
+	for _, g := range discovery.ByGroup(h.builtin) {
+		for _, v := range g.Versions {
+			path := openAPIPath(v.GroupVersion)
+			doc := openAPIDocument(mustJSON(groupVersionDocument(v.GroupVersion, v.Resources)))
 			h.builtinDocs[path] = doc
-			h.builtinIndex[path] = openAPIIndexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.etag}
+			h.builtinIndex[path] = openAPIIndexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.ETag}
 		}
 	}
 }
 
 // buildV2 generates the v2 document of the built-in kinds.
-func (h *openAPIHandler) buildV2() {
+func (h *Handler) buildV2() {
 	h.builtinV2 = swaggerDocument(h.builtin)
 }
 
@@ -137,13 +120,14 @@ func mustJSON(doc any) []byte {
 
 // openAPIDocument pairs body with upstream's entity tag for it: the
 // SHA-512 of the body in upper-case hex.
-func openAPIDocument(body []byte) staticDocument {
-	return staticDocument{body: body, etag: fmt.Sprintf("%X", sha512.Sum512(body))}
+func openAPIDocument(body []byte) document.Document {
+	return document.Document{Body: body, ETag: fmt.Sprintf("%X", sha512.Sum512(body))}
 }
 
-func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers /openapi/v2, /openapi/v3 and /openapi/v3/<gv>.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeDocumentStatus(w, errDocumentMethod)
+		document.WriteStatus(w, document.ErrMethodNotAllowed)
 		return
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
@@ -155,28 +139,28 @@ func (h *openAPIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/openapi/v3/"):
 		h.serveGroupVersion(w, r, strings.TrimPrefix(path, "/openapi/v3/"))
 	default:
-		writeDocumentStatus(w, errDocumentNotFound)
+		document.WriteStatus(w, document.ErrNotFound)
 	}
 }
 
 // serveGroupVersion answers one group-version document. A request with an
 // outdated hash is redirected to the current one; one with the current
 // hash may be cached without asking again.
-func (h *openAPIHandler) serveGroupVersion(w http.ResponseWriter, r *http.Request, path string) {
+func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request, path string) {
 	doc, ok := h.current().docs[path]
 	if !ok {
-		writeDocumentStatus(w, errDocumentNotFound)
+		document.WriteStatus(w, document.ErrNotFound)
 		return
 	}
 	w.Header().Add("Vary", "Accept")
 	if !acceptsJSON(r.Header.Get("Accept")) {
-		writeDocumentStatus(w, documentStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		document.WriteStatus(w, document.Status(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			"only the following media types are accepted: application/json"))
 		return
 	}
 	if hash := r.URL.Query().Get("hash"); hash != "" {
-		if hash != doc.etag {
-			http.Redirect(w, r, "/openapi/v3/"+path+"?hash="+doc.etag, http.StatusMovedPermanently)
+		if hash != doc.ETag {
+			http.Redirect(w, r, "/openapi/v3/"+path+"?hash="+doc.ETag, http.StatusMovedPermanently)
 			return
 		}
 		w.Header().Set("Cache-Control", "public, immutable")
@@ -187,33 +171,33 @@ func (h *openAPIHandler) serveGroupVersion(w http.ResponseWriter, r *http.Reques
 
 // serveV2 answers /openapi/v2 as protobuf when the client asks for it
 // (kubectl does), as JSON otherwise.
-func (h *openAPIHandler) serveV2(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveV2(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Accept")
 	for _, clause := range strings.Split(r.Header.Get("Accept"), ",") {
 		mediaType, _, _ := strings.Cut(strings.TrimSpace(clause), ";")
 		if mediaType == openAPIV2Protobuf || mediaType == openAPIV2ProtobufRequested {
-			serveDocument(w, r, openAPIV2Protobuf, quoted(h.currentV2().proto))
+			document.Serve(w, r, openAPIV2Protobuf, quoted(h.currentV2().proto))
 			return
 		}
 	}
 	if !acceptsJSON(r.Header.Get("Accept")) {
-		writeDocumentStatus(w, documentStatus(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		document.WriteStatus(w, document.Status(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			"only the following media types are accepted: application/json, "+openAPIV2Protobuf))
 		return
 	}
-	serveDocument(w, r, "application/json", quoted(h.currentV2().json))
+	document.Serve(w, r, "application/json", quoted(h.currentV2().json))
 }
 
 // serveOpenAPI writes doc as JSON with its entity tag, quoted as HTTP
 // wants it, and answers a matching If-None-Match with 304.
-func serveOpenAPI(w http.ResponseWriter, r *http.Request, doc staticDocument) {
-	serveDocument(w, r, "application/json", quoted(doc))
+func serveOpenAPI(w http.ResponseWriter, r *http.Request, doc document.Document) {
+	document.Serve(w, r, "application/json", quoted(doc))
 }
 
 // quoted returns doc with its entity tag in quotes, as HTTP headers carry
 // it; the index's hash parameter carries it bare.
-func quoted(doc staticDocument) staticDocument {
-	return staticDocument{body: doc.body, etag: `"` + doc.etag + `"`}
+func quoted(doc document.Document) document.Document {
+	return document.Document{Body: doc.Body, ETag: `"` + doc.ETag + `"`}
 }
 
 // acceptsJSON reports whether accept admits application/json.

@@ -1,18 +1,20 @@
-package apiserver
+package openapi
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"minicp/apiserver/discovery"
 	"minicp/registry"
 )
 
 // This file describes the REST paths of the resource table, once, in a
 // form independent of the OpenAPI version: a path per URL the REST
-// handlers serve, an operation per verb. openapi_v3.go and openapi_v2.go
+// handlers serve, an operation per verb. v3.go and v2.go
 // render it. What kubectl reads in it is on the PATCH operations:
 // x-kubernetes-group-version-kind and the fieldValidation query parameter.
 
@@ -133,7 +135,7 @@ func resourcePaths(r *registry.Resource, refs componentRefs) map[string]apiPath 
 		"get":  newOperation(r, "list", "list"+operationKind(r, scoped, r.Kind), "list or watch objects of kind "+r.Kind, refs),
 		"post": newOperation(r, "post", "create"+operationKind(r, scoped, r.Kind), "create a "+r.Kind, refs),
 	}}
-	if collectionDeletable(r) {
+	if r.DeleteCollection {
 		// Upstream's operation ID puts "Collection" before the scope:
 		// deleteCoreV1CollectionNamespacedPod.
 		paths[collection].ops["delete"] = newOperation(r, "deletecollection", "delete"+strings.Replace(operationKind(r, scoped, r.Kind), scoped+r.Kind, "Collection"+scoped+r.Kind, 1), "delete collection of "+r.Kind, refs)
@@ -152,7 +154,7 @@ func resourcePaths(r *registry.Resource, refs componentRefs) map[string]apiPath 
 			"put":   newOperation(r, "put", "replace"+operationKind(r, scoped, kind), "replace "+sub+" of the specified "+r.Kind, refs),
 			"patch": newOperation(r, "patch", "patch"+operationKind(r, scoped, kind), "partially update "+sub+" of the specified "+r.Kind, refs),
 		}
-		if !hasString(subresourceVerbs(sub), "get") { // finalize: PUT only
+		if !slices.Contains(discovery.SubresourceVerbs(sub), "get") { // finalize: PUT only
 			delete(ops, "get")
 			delete(ops, "patch")
 		}

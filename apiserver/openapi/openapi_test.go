@@ -1,4 +1,4 @@
-package apiserver
+package openapi
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ import (
 
 func newOpenAPIServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	h := newOpenAPIHandler(testResources)
+	h := New(testResources)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.Close()

@@ -1,4 +1,4 @@
-package apiserver
+package openapi
 
 import (
 	"net/http/httptest"
@@ -17,41 +17,16 @@ import (
 	"minicp/registry"
 )
 
-const gadgetsCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            description: what the gadget should be
-            properties:
-              color: {type: string, description: the gadget's color, enum: [red, blue], default: red}
-              size: {type: integer, minimum: 1}
-              config: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
-// gadgetResources are the descriptors of gadgetsCRD's versions.
+// gadgetResources are the descriptors of testsupport.GadgetsCRD's versions.
 func gadgetResources(t *testing.T) []*registry.Resource {
 	t.Helper()
-	return servedResourcesOf(t, gadgetsCRD)
+	return servedResourcesOf(t, testsupport.GadgetsCRD)
 }
 
 func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
 	gadgets := gadgetResources(t)
 	table := kinds.NewTable()
-	srv := httptest.NewServer(newOpenAPIHandler(table))
+	srv := httptest.NewServer(New(table))
 	t.Cleanup(srv.Close)
 	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
 
@@ -114,7 +89,7 @@ func TestOpenAPIFollowsCustomResourcesInTheTable(t *testing.T) {
 func TestOpenAPIV2FollowsCustomResourcesInTheTable(t *testing.T) {
 	gadgets := gadgetResources(t)
 	table := kinds.NewTable()
-	srv := httptest.NewServer(newOpenAPIHandler(table))
+	srv := httptest.NewServer(New(table))
 	t.Cleanup(srv.Close)
 	client := openAPIV2Client(t, srv.URL)
 	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"}
@@ -175,7 +150,7 @@ func TestATableChangeDoesNotWaitForAnOpenAPIBuild(t *testing.T) {
 	if err := table.Change(nil, gadgets); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newOpenAPIHandler(table))
+	srv := httptest.NewServer(New(table))
 	t.Cleanup(srv.Close)
 	var releaseOnce sync.Once
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }

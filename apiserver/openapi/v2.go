@@ -1,4 +1,4 @@
-package apiserver
+package openapi
 
 import (
 	"encoding/json"
@@ -7,10 +7,12 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 
+	"minicp/apiserver/internal/document"
+	"minicp/internal/kubeversion"
 	"minicp/registry"
 )
 
-// OpenAPI v2 (Swagger 2.0) rendering of the paths in openapi_docs.go: one
+// OpenAPI v2 (Swagger 2.0) rendering of the paths in docs.go: one
 // document for the whole API, schemas under definitions. kubectl 1.27 and
 // 1.28 still read it for apply and explain (later versions use v3), and
 // they ask for it as protobuf: gnostic's openapi_v2.Document message.
@@ -24,7 +26,7 @@ const (
 )
 
 // encodeSwagger returns the v2 document doc as JSON and as protobuf.
-func encodeSwagger(doc object) (jsonDoc, protoDoc staticDocument, err error) {
+func encodeSwagger(doc object) (jsonDoc, protoDoc document.Document, err error) {
 	body, err := json.Marshal(doc)
 	if err != nil {
 		return jsonDoc, protoDoc, fmt.Errorf("encoding OpenAPI v2: %w", err)
@@ -52,7 +54,7 @@ func swaggerDocument(resources []*registry.Resource) object {
 	}
 	return object{
 		"swagger":     "2.0",
-		"info":        object{"title": "Kubernetes", "version": serverVersion().GitVersion},
+		"info":        object{"title": "Kubernetes", "version": kubeversion.Get().GitVersion},
 		"paths":       paths,
 		"definitions": b.components,
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package discovery
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
@@ -18,7 +20,7 @@ import (
 
 func newDiscoveryServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(newDiscoveryHandler(testResources.All()))
+	srv := httptest.NewServer(newDiscoveryHandler(testResources.All(), testReviews))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -80,9 +82,9 @@ func checkDiscoveredResources(t *testing.T, client *discovery.DiscoveryClient) {
 			found[list.GroupVersion+" "+r.Name] = r
 		}
 	}
-	for _, r := range reviews { // kubectl auth whoami and can-i find them here
-		if got := found[r.gvr.GroupVersion().String()+" "+r.gvr.Resource]; got.Kind != r.kind || !slices.Equal(got.Verbs, []string{"create"}) {
-			t.Errorf("review %s: got %+v, want kind %s, verbs [create]", r.gvr, got, r.kind)
+	for _, r := range testReviews { // kubectl auth whoami and can-i find them here
+		if got := found[r.Resource.GroupVersion().String()+" "+r.Resource.Resource]; got.Kind != r.Kind || !slices.Equal(got.Verbs, []string{"create"}) {
+			t.Errorf("review %s: got %+v, want kind %s, verbs [create]", r.Resource, got, r.Kind)
 		}
 	}
 	for _, r := range testResources.All() {
@@ -98,8 +100,8 @@ func checkDiscoveredResources(t *testing.T, client *discovery.DiscoveryClient) {
 		}
 		for _, sub := range r.Subresources {
 			s, ok := found[r.GroupVersion.String()+" "+r.Name+"/"+sub]
-			if !ok || !slices.Equal(s.Verbs, subresourceVerbs(sub)) || s.Kind != r.Kind {
-				t.Errorf("subresource %s/%s: got %+v (found %v), want kind %s verbs %v", r.Name, sub, s, ok, r.Kind, subresourceVerbs(sub))
+			if !ok || !slices.Equal(s.Verbs, SubresourceVerbs(sub)) || s.Kind != r.Kind {
+				t.Errorf("subresource %s/%s: got %+v (found %v), want kind %s verbs %v", r.Name, sub, s, ok, r.Kind, SubresourceVerbs(sub))
 			}
 		}
 	}
@@ -280,6 +282,13 @@ func TestDiscoveryRefusesWhatItCannotServeWithStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testReviews are the create-only resources the apiserver lists beside
+// the table: its review resources.
+var testReviews = []CreateOnly{
+	{Resource: authenticationv1.SchemeGroupVersion.WithResource("selfsubjectreviews"), Kind: "SelfSubjectReview", SingularName: "selfsubjectreview"},
+	{Resource: authorizationv1.SchemeGroupVersion.WithResource("selfsubjectaccessreviews"), Kind: "SelfSubjectAccessReview", SingularName: "selfsubjectaccessreview"},
 }
 
 // servedGroups lists the table's API groups in discovery order.

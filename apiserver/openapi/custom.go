@@ -1,4 +1,4 @@
-package apiserver
+package openapi
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"minicp/apiserver/internal/document"
+	"minicp/internal/kubeversion"
 	"minicp/registry"
 )
 
@@ -22,15 +24,15 @@ import (
 // openAPIV3Set is one consistent state of /openapi/v3: the index and the
 // document of every group-version it lists. Read-only once built.
 type openAPIV3Set struct {
-	index staticDocument
-	docs  map[string]staticDocument
+	index document.Document
+	docs  map[string]document.Document
 }
 
-var _ registry.TableSubscriber = (*openAPIHandler)(nil)
+var _ registry.TableSubscriber = (*Handler)(nil)
 
 // TableChanged drops the current documents when a resource that
 // describes itself came or went; the next request rebuilds them.
-func (h *openAPIHandler) TableChanged(added, removed []*registry.Resource) {
+func (h *Handler) TableChanged(added, removed []*registry.Resource) {
 	for _, r := range append(added, removed...) {
 		if describesItself(r) {
 			h.mu.Lock()
@@ -48,14 +50,14 @@ func describesItself(r *registry.Resource) bool {
 }
 
 // current returns the documents of the table as it is now.
-func (h *openAPIHandler) current() *openAPIV3Set {
+func (h *Handler) current() *openAPIV3Set {
 	h.v3Once.Do(h.buildV3)
 	return latest(h, &h.v3, h.buildV3Set)
 }
 
 // latest returns *doc, one of h's documents, built first if the table
 // changed since it was (see mu, gen and buildMu).
-func latest[T any](h *openAPIHandler, doc **T, build func() *T) *T {
+func latest[T any](h *Handler, doc **T, build func() *T) *T {
 	h.mu.Lock()
 	built := *doc
 	h.mu.Unlock()
@@ -81,7 +83,7 @@ func latest[T any](h *openAPIHandler, doc **T, build func() *T) *T {
 
 // buildV3Set joins the built-in documents and those of the resources in
 // the table that describe themselves, and indexes them all.
-func (h *openAPIHandler) buildV3Set() *openAPIV3Set {
+func (h *Handler) buildV3Set() *openAPIV3Set {
 	set := &openAPIV3Set{docs: maps.Clone(h.builtinDocs)}
 	index := maps.Clone(h.builtinIndex)
 	byPath := map[string]*spec3.OpenAPI{}
@@ -111,7 +113,7 @@ func (h *openAPIHandler) buildV3Set() *openAPIV3Set {
 		}
 		doc := openAPIDocument(body)
 		set.docs[path] = doc
-		index[path] = openAPIIndexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.etag}
+		index[path] = openAPIIndexEntry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.ETag}
 	}
 	set.index = openAPIDocument(mustJSON(map[string]any{"paths": index}))
 	return set
@@ -122,7 +124,7 @@ func (h *openAPIHandler) buildV3Set() *openAPIV3Set {
 func newGroupVersionV3() *spec3.OpenAPI {
 	return &spec3.OpenAPI{
 		Version:    "3.0.0",
-		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: serverVersion().GitVersion}},
+		Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: kubeversion.Get().GitVersion}},
 		Paths:      &spec3.Paths{Paths: map[string]*spec3.Path{}},
 		Components: &spec3.Components{Schemas: map[string]*spec.Schema{}},
 	}
@@ -142,18 +144,18 @@ func mergeOpenAPIV3(dst, src *spec3.OpenAPI) {
 // openAPIV2Set is one state of /openapi/v2 in both encodings. Read-only
 // once built.
 type openAPIV2Set struct {
-	json, proto staticDocument
+	json, proto document.Document
 }
 
 // currentV2 returns the v2 document of the table as it is now.
-func (h *openAPIHandler) currentV2() *openAPIV2Set {
+func (h *Handler) currentV2() *openAPIV2Set {
 	h.v2Once.Do(h.buildV2)
 	return latest(h, &h.v2, h.buildV2Set)
 }
 
 // buildV2Set adds the paths and definitions of the resources that
 // describe themselves to the built-in v2 document, and encodes it.
-func (h *openAPIHandler) buildV2Set() *openAPIV2Set {
+func (h *Handler) buildV2Set() *openAPIV2Set {
 	doc := maps.Clone(h.builtinV2)
 	paths := maps.Clone(doc["paths"].(object))
 	definitions := maps.Clone(doc["definitions"].(object))
