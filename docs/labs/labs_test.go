@@ -84,7 +84,10 @@ func TestLabs(t *testing.T) {
 			if buildErr != nil {
 				t.Fatal(buildErr)
 			}
+			rank := labGate.rank()
 			t.Parallel()
+			labGate.enter(rank)
+			defer labGate.leave()
 			start := time.Now()
 			runLab(t, l, bin)
 			mu.Lock()

@@ -2,13 +2,11 @@ package labs
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,34 +23,6 @@ import (
 // closes without the word that all is stopped already.
 
 const reaperEnv = "MINICP_LABS_REAPER"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(reaperEnv) == "1" {
-		reap(os.Stdin)
-		return
-	}
-	runLabsInParallel()
-	startReaper()
-	code := m.Run()
-	stopReaper()
-	os.Exit(code)
-}
-
-// labsInParallel is how many labs run at once unless -parallel says
-// otherwise. go test's default (GOMAXPROCS) would run two at a time on a
-// two-core machine, but a lab spends most of its time waiting (for a lease
-// to expire, a compaction, a watch cache's timeout), so four at a time keep
-// go test ./... inside its default timeout there.
-const labsInParallel = 4
-
-func runLabsInParallel() {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", strconv.Itoa(max(labsInParallel, runtime.GOMAXPROCS(0))))
-	}
-}
 
 var reaper struct {
 	mu sync.Mutex
