@@ -46,7 +46,8 @@ func openInBrowser(t *testing.T, p *browserPage, url string) (string, string) {
 // logs a browser in; that link opened again in the same browser leads
 // back to the page instead of an error; a browser without a session that
 // opens it reads a page saying to run minictl ui, and the next new link
-// logs it in, all without restarting minicp.
+// logs it in, all without restarting minicp. A page open when its
+// session ends says how to log in again.
 func TestLivePageLoginForgivesAUsedLinkAndGivesNewOnesWithoutARestart(t *testing.T) {
 	s := framework.Start(t, framework.Options{Configure: func(c *controlplane.Config) { c.Nodes.Simulated = 0 }})
 	link := newLoginLink(t, s)
@@ -73,4 +74,16 @@ func TestLivePageLoginForgivesAUsedLinkAndGivesNewOnesWithoutARestart(t *testing
 		t.Errorf("a second new link led to %s, want %s", at, home)
 	}
 	waitDrawn(t, page, 1)
+
+	// A page whose session ends says so, and what to do, instead of
+	// showing minicp as down.
+	page.call("Network.clearBrowserCookies", nil, nil)
+	framework.Eventually(t, 20*time.Second, "the page to say the browser is no longer logged in", func() bool {
+		var shown bool
+		page.eval(`!document.querySelector('#banner').hidden && document.querySelector('#banner').textContent.includes('minictl ui')`, &shown)
+		return shown
+	})
+	if banner := page.text("#banner"); strings.Contains(banner, "not answering") {
+		t.Errorf("the banner says %q: minicp answers, the browser is only logged out", banner)
+	}
 }

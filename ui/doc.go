@@ -33,6 +33,10 @@
 // axis; tick labels that would touch are left out), and when what matters
 // (the compacted revision, the events the windows hold, now) spans less
 // than a fifth of the history, the axis zooms to it by itself and says so.
+// Each cache is named by resource and API group (the core group's and
+// events.k8s.io's events are two caches). The caches holding objects or
+// events come first; the empty ones, most of the kinds served, share one
+// line that opens them, on the axis and in the table beneath it.
 //
 // # Invariants
 //

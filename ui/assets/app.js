@@ -74,6 +74,9 @@
     return el("span", { class: "gauge " + (cls || "") }, el("span", { style: `width:${(f * 100).toFixed(1)}%` }));
   }
 
+  // LOGGED_OUT is what a 401 means here: the session cookie is gone.
+  const LOGGED_OUT = "this browser is no longer logged in (its session expired, or minicp restarted): run `minictl ui` for a new login link, or open the page through kubectl proxy";
+
   // getJSON fetches one view. Failures become errors whose message says
   // what failed and, when minicp answered, what it said (its Status).
   async function getJSON(path) {
@@ -90,6 +93,11 @@
       const text = await resp.text();
       let body = null;
       try { body = JSON.parse(text); } catch (_) { /* reported below */ }
+      if (resp.status === 401) {
+        const e = new Error(`GET ${path}: 401: ${LOGGED_OUT}`);
+        e.loggedOut = true;
+        throw e;
+      }
       if (!resp.ok) {
         const msg = body && body.message ? body.message : text.slice(0, 300);
         throw new Error(`GET ${path}: ${resp.status} ${resp.statusText || ""} ${msg}`.trim());
@@ -580,8 +588,10 @@
 
     const failed = results.filter((r) => r.status === "rejected").length;
     const banner = $("#banner");
-    banner.hidden = failed < results.length;
-    banner.textContent = `minicp at ${location.host} is not answering; the page keeps trying every second. (${results[0].reason && results[0].reason.message})`;
+    const loggedOut = results.some((r) => r.status === "rejected" && r.reason.loggedOut);
+    banner.hidden = failed < results.length && !loggedOut;
+    banner.textContent = loggedOut ? `minicp at ${location.host} answers, but ${LOGGED_OUT}.`
+      : `minicp at ${location.host} is not answering; the page keeps trying every second. (${results[0].reason && results[0].reason.message})`;
     const pill = $("#refresh-state");
     pill.className = "pill " + (failed ? "bad" : "ok");
     pill.textContent = failed ? `${failed} of ${results.length} views failing` : `updated ${new Date().toLocaleTimeString()}`;
