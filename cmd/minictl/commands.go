@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/rest"
 
@@ -22,6 +25,8 @@ import (
 // nothing else (cobra stops before the command runs).
 type app struct {
 	out             io.Writer
+	errOut          io.Writer      // notes that are not the command's output
+	flags           *pflag.FlagSet // the root's persistent flags, to tell given from default
 	dataDir         string
 	etcdEndpoints   string
 	eventsEndpoints string
@@ -34,11 +39,14 @@ It finds etcd from minicp's data directory (--data-dir, default
 ./minicp-data: the endpoints minicp wrote there) or from --etcd-endpoints;
 without either, http://127.0.0.1:2379. Commands that speak to the
 apiserver (relist, informer, fault, ui) use the kubeconfig minicp wrote in the
-data directory, or --kubeconfig. Before its real request, every command
-checks within a second that something answers there, and says so if not.`
+data directory, or --kubeconfig; $KUBECONFIG, as for kubectl, wins over
+--data-dir, and minictl says so. A data directory that does not exist is
+refused unless the command is given addresses of its own. Before its real
+request, every command checks within a second that something answers
+there, and says so if not, naming where the address came from.`
 
-func newRootCommand(out io.Writer) *cobra.Command {
-	a := &app{out: out}
+func newRootCommand(out, errOut io.Writer) *cobra.Command {
+	a := &app{out: out, errOut: errOut}
 	root := &cobra.Command{
 		Use:           "minictl",
 		Short:         "look at what minicp stores in etcd",
@@ -47,6 +55,7 @@ func newRootCommand(out io.Writer) *cobra.Command {
 		SilenceErrors: true, // main prints the error once, prefixed "minictl:"
 	}
 	pf := root.PersistentFlags()
+	a.flags = pf
 	pf.StringVar(&a.dataDir, "data-dir", "./minicp-data", "minicp's data directory, where it writes its etcd endpoints and kubeconfig")
 	pf.StringVar(&a.etcdEndpoints, "etcd-endpoints", "", "comma-separated etcd client URLs (default: those minicp wrote in --data-dir)")
 	pf.StringVar(&a.etcdEndpoints, "endpoints", "", "old name of --etcd-endpoints")
@@ -101,16 +110,35 @@ type endpoints struct {
 }
 
 // etcd picks the endpoints: --etcd-endpoints if given, else those minicp
-// wrote in its data directory, else etcd's default.
-func (a *app) etcd() endpoints {
+// wrote in its data directory, else etcd's default. A data directory that
+// does not exist is an error: the default would reach whichever etcd
+// answers there.
+func (a *app) etcd() (endpoints, error) {
 	if eps := splitComma(a.etcdEndpoints); len(eps) > 0 {
-		return endpoints{eps, "from --etcd-endpoints"}
+		return endpoints{eps, "from --etcd-endpoints"}, nil
+	}
+	if err := a.checkDataDir("--etcd-endpoints URLS"); err != nil {
+		return endpoints{}, err
 	}
 	file := filepath.Join(a.dataDir, datadir.EtcdEndpointsFile)
 	if eps, err := datadir.ReadEtcdEndpoints(a.dataDir); err == nil {
-		return endpoints{eps, "the endpoints minicp wrote in " + file}
+		return endpoints{eps, "the endpoints minicp wrote in " + file}, nil
 	}
-	return endpoints{[]string{defaultEtcdEndpoint}, "etcd's default: there is no " + file}
+	return endpoints{[]string{defaultEtcdEndpoint}, "etcd's default: there is no " + file}, nil
+}
+
+// checkDataDir refuses a data directory that does not exist, naming the
+// flag that would reach a cluster without one.
+func (a *app) checkDataDir(other string) error {
+	_, err := os.Stat(a.dataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the data directory %s does not exist: start minicp with `go run ./cmd/minicp --data-dir %s`, "+
+			"or point this command at a running one with --data-dir DIR or %s", a.dataDir, a.dataDir, other)
+	case err != nil:
+		return fmt.Errorf("reading the data directory: %w", err)
+	}
+	return nil
 }
 
 // probeEtcd checks within datadir.ProbeTimeout that something answers
@@ -126,7 +154,10 @@ func (a *app) probeEtcd(ctx context.Context, eps endpoints) error {
 // and hands the client to fn.
 func (a *app) withEtcd(fn func(ctx context.Context, client *clientv3.Client, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		eps := a.etcd()
+		eps, err := a.etcd()
+		if err != nil {
+			return err
+		}
 		if err := a.probeEtcd(cmd.Context(), eps); err != nil {
 			return err
 		}
@@ -139,29 +170,63 @@ func (a *app) withEtcd(fn func(ctx context.Context, client *clientv3.Client, arg
 	}
 }
 
+// kubeconfig is the kubeconfig minictl uses and where it came from.
+type kubeconfig struct {
+	path string
+	// fromEnv: $KUBECONFIG named it, and it wins over --data-dir, as
+	// it does for kubectl.
+	fromEnv bool
+}
+
 // kubeconfigPath is --kubeconfig, else $KUBECONFIG, else the kubeconfig
-// minicp wrote in its data directory.
-func (a *app) kubeconfigPath() string {
+// minicp wrote in its data directory (which must exist).
+func (a *app) kubeconfigPath() (kubeconfig, error) {
 	if a.kubeconfig != "" {
-		return a.kubeconfig
+		return kubeconfig{path: a.kubeconfig}, nil
 	}
 	if env := os.Getenv("KUBECONFIG"); env != "" {
-		return env
+		return kubeconfig{path: env, fromEnv: true}, nil
 	}
-	return datadir.Kubeconfig(a.dataDir)
+	if err := a.checkDataDir("--kubeconfig FILE"); err != nil {
+		return kubeconfig{}, err
+	}
+	return kubeconfig{path: datadir.Kubeconfig(a.dataDir)}, nil
 }
 
 // restConfig reads the kubeconfig and checks that its apiserver answers.
+// When $KUBECONFIG overrides a --data-dir given on the command line, it
+// says so first: the two may name different clusters.
 func (a *app) restConfig(ctx context.Context) (*rest.Config, error) {
-	path := a.kubeconfigPath()
-	cfg, err := loadRESTConfig(path)
+	kc, err := a.kubeconfigPath()
 	if err != nil {
 		return nil, err
 	}
-	if err := a.probeAPIServer(ctx, cfg.Host, "the server of kubeconfig "+path); err != nil {
+	overrides := kc.fromEnv && a.flags.Changed("data-dir") && !samePath(kc.path, datadir.Kubeconfig(a.dataDir))
+	if overrides {
+		fmt.Fprintf(a.errOut, "minictl: using $KUBECONFIG (%s), not the kubeconfig of --data-dir %s; unset KUBECONFIG or pass --kubeconfig to choose\n", kc.path, a.dataDir)
+	}
+	cfg, err := loadRESTConfig(kc.path)
+	if err != nil {
 		return nil, err
 	}
+	if !kc.fromEnv {
+		return cfg, a.probeAPIServer(ctx, cfg.Host, "the server of kubeconfig "+kc.path)
+	}
+	if err := datadir.Probe(ctx, []string{cfg.Host}); err != nil {
+		fix := "is minicp running there? $KUBECONFIG wins over --data-dir: unset it to use the data directory's kubeconfig, or pass --kubeconfig FILE"
+		return nil, &datadir.NotRunningError{What: "the apiserver", URLs: []string{cfg.Host}, From: "the server of kubeconfig " + kc.path + " from $KUBECONFIG", Err: err, Fix: fix}
+	}
 	return cfg, nil
+}
+
+// samePath reports whether two paths name the same file.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 // probeAPIServer checks that something answers at the apiserver's URL.

@@ -31,7 +31,13 @@ keeps them apart (--events-etcd-endpoints, or the endpoints minicp wrote in
 			if err := etcdStatus(ctx, client, a.out); err != nil {
 				return err
 			}
-			return eventsEtcdStatus(ctx, client, eventsEtcdEndpoints(a.eventsEndpoints, a.dataDir), a.out)
+			events := a.eventsEtcd()
+			if len(events.urls) > 0 {
+				if err := a.probeEtcd(ctx, events); err != nil {
+					return err
+				}
+			}
+			return eventsEtcdStatus(ctx, client, events.urls, a.out)
 		}),
 	}
 	return group("etcd", "read and operate the etcd minicp stores its objects in",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,18 +14,19 @@ import (
 	"minicp/internal/datadir"
 )
 
-// eventsEtcdEndpoints picks the events etcd's endpoints: the flag, or
-// those minicp wrote in its data directory when events have their own
-// etcd (--embedded-events-etcd, --etcd-servers-overrides=/events#...).
-func eventsEtcdEndpoints(flagValue, dataDir string) []string {
-	if eps := splitComma(flagValue); len(eps) > 0 {
-		return eps
+// eventsEtcd picks the events etcd's endpoints: the flag, or those
+// minicp wrote in its data directory when events have their own etcd
+// (--embedded-events-etcd, --etcd-servers-overrides=/events#...); none
+// when events share the main etcd.
+func (a *app) eventsEtcd() endpoints {
+	if eps := splitComma(a.eventsEndpoints); len(eps) > 0 {
+		return endpoints{eps, "from --events-etcd-endpoints"}
 	}
-	eps, err := datadir.ReadEventsEtcdEndpoints(dataDir)
+	eps, err := datadir.ReadEventsEtcdEndpoints(a.dataDir)
 	if err != nil {
-		return nil
+		return endpoints{}
 	}
-	return eps
+	return endpoints{eps, "the events endpoints minicp wrote in " + filepath.Join(a.dataDir, datadir.EventsEtcdEndpointsFile)}
 }
 
 // eventsEtcdStatus prints the status of the etcd that holds events, when it

@@ -42,6 +42,11 @@ func (a *app) faultCommand() *cobra.Command {
 		return &cobra.Command{
 			Use: use, Short: short, Args: args,
 			RunE: func(cmd *cobra.Command, args []string) error {
+				if o.server == "" {
+					if err := a.checkDataDir("--server URL"); err != nil {
+						return err
+					}
+				}
 				url := apiServerURL(o.server, a.dataDir)
 				if err := a.probeAPIServer(cmd.Context(), url, a.apiServerFrom(o.server)); err != nil {
 					return err

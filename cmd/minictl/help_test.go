@@ -69,7 +69,7 @@ func TestHelpOnEveryCommandPrintsItsHelpAndDoesNothing(t *testing.T) {
 		"fault add": {"etcd.range", "--delay", "1s"}, "fault clear": {"etcd.range"}, "fault stop-member": {"m"}, "fault restart-member": {"m"},
 		"relist": {"--compact"},
 	}
-	paths := commandPaths(newRootCommand(&bytes.Buffer{}), nil)
+	paths := commandPaths(newRootCommand(&bytes.Buffer{}, &bytes.Buffer{}), nil)
 	if len(paths) < 15 {
 		t.Fatalf("found %d commands, want every command of minictl: %v", len(paths), paths)
 	}

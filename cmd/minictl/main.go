@@ -33,7 +33,7 @@ func main() {
 
 // run runs minictl with args, writing to out; help is written to out too.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	root := newRootCommand(out)
+	root := newRootCommand(out, os.Stderr)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }

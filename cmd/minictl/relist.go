@@ -79,7 +79,10 @@ func (a *app) relist(ctx context.Context, sc relist.StormConfig, compact bool) e
 	}
 	quietClientGo()
 	if compact {
-		eps := a.etcd()
+		eps, err := a.etcd()
+		if err != nil {
+			return err
+		}
 		if err := a.probeEtcd(ctx, eps); err != nil {
 			return err
 		}

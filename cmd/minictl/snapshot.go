@@ -25,7 +25,10 @@ func (a *app) snapshotCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			eps := a.etcd()
+			eps, err := a.etcd()
+			if err != nil {
+				return err
+			}
 			if err := a.probeEtcd(cmd.Context(), eps); err != nil {
 				return err
 			}

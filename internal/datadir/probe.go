@@ -73,9 +73,16 @@ type NotRunningError struct {
 	From    string   // where the URLs came from, e.g. "--etcd-endpoints"
 	DataDir string   // the data directory the tool was pointed at
 	Err     error    // the probe's error
+	// Fix, when set, replaces the usual advice (start minicp on DataDir,
+	// or point the tool elsewhere): for addresses that did not come from
+	// the data directory, such as a kubeconfig named by $KUBECONFIG.
+	Fix string
 }
 
 func (e *NotRunningError) Error() string {
+	if e.Fix != "" {
+		return fmt.Sprintf("nothing answers at %s %s (%s): %s", e.What, strings.Join(e.URLs, ","), e.From, e.Fix)
+	}
 	other := "--kubeconfig FILE"
 	if e.What == "etcd" {
 		other = "--etcd-endpoints URLS"
