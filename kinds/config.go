@@ -1,6 +1,8 @@
 package kinds
 
-import "errors"
+import (
+	"errors"
+)
 
 // Config is what the built-in kinds are configured with: the ranges a
 // Service's write hooks allocate from (upstream's

@@ -1,28 +1,74 @@
 package kinds
 
-// PersistentVolumes and PersistentVolumeClaims: the main rules of
-// upstream's validation, those a client meets first (access modes, a
-// size, one volume source, what an update may change).
+// PersistentVolumes and PersistentVolumeClaims: upstream's defaults and the
+// main rules of its validation, those a client meets first (access modes,
+// a size, one volume source, what an update may change).
 
 import (
+	"minicp/registry"
 	"reflect"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-var (
-	volumeAccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany,
-		corev1.ReadWriteMany, corev1.ReadWriteOncePod}
-	volumeModes            = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
-	volumeReclaimPolicies  = []corev1.PersistentVolumeReclaimPolicy{corev1.PersistentVolumeReclaimRecycle, corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRetain}
-	storageResourceSupport = []corev1.ResourceName{corev1.ResourceStorage}
-)
+// persistentVolumeClaimsEntry describes the persistentvolumeclaims resource (core/v1 PersistentVolumeClaim).
+func persistentVolumeClaimsEntry() *registry.Resource {
+	return entry(coreV1, "persistentvolumeclaims", "PersistentVolumeClaim", true, "/registry/persistentvolumeclaims",
+		func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+		&registry.Resource{ShortNames: []string{"pvc"}, Strategy: claimStrategy, Subresources: []string{"status"}, Printer: claimPrinter})
+}
+
+// persistentVolumesEntry describes the persistentvolumes resource (core/v1 PersistentVolume).
+func persistentVolumesEntry() *registry.Resource {
+	return entry(coreV1, "persistentvolumes", "PersistentVolume", false, "/registry/persistentvolumes",
+		func() runtime.Object { return &corev1.PersistentVolume{} }, func() runtime.Object { return &corev1.PersistentVolumeList{} },
+		&registry.Resource{ShortNames: []string{"pv"}, Strategy: volumeStrategy, Subresources: []string{"status"}, Printer: volumePrinter})
+}
+
+// defaultClaimSpec: a claim is for a filesystem unless it says block.
+func defaultClaimSpec(spec *corev1.PersistentVolumeClaimSpec) {
+	if spec.VolumeMode == nil {
+		mode := corev1.PersistentVolumeFilesystem
+		spec.VolumeMode = &mode
+	}
+}
+
+// defaultPersistentVolume: Retain, Filesystem; a new volume is Pending.
+func defaultPersistentVolume(pv *corev1.PersistentVolume) {
+	if pv.Spec.PersistentVolumeReclaimPolicy == "" {
+		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	}
+	if pv.Spec.VolumeMode == nil {
+		mode := corev1.PersistentVolumeFilesystem
+		pv.Spec.VolumeMode = &mode
+	}
+}
+
+var claimStrategy = kindStrategy(kindRules[*corev1.PersistentVolumeClaim]{
+	defaults: func(pvc *corev1.PersistentVolumeClaim) { defaultClaimSpec(&pvc.Spec) },
+	validate: validatePersistentVolumeClaim, validateUpdate: validatePersistentVolumeClaimUpdate,
+})
+
+var volumeStrategy = kindStrategy(kindRules[*corev1.PersistentVolume]{
+	defaults: defaultPersistentVolume, validate: validatePersistentVolume, validateUpdate: validatePersistentVolumeUpdate,
+})
+
+var volumeAccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany,
+	corev1.ReadWriteMany, corev1.ReadWriteOncePod}
+
+var volumeModes = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
+
+var volumeReclaimPolicies = []corev1.PersistentVolumeReclaimPolicy{corev1.PersistentVolumeReclaimRecycle, corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRetain}
+
+var storageResourceSupport = []corev1.ResourceName{corev1.ResourceStorage}
 
 // validateAccessModes: at least one, each known, ReadWriteOncePod alone.
 func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, required string, path *field.Path) field.ErrorList {
@@ -39,14 +85,6 @@ func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, required str
 		errs = append(errs, field.Forbidden(path, "may not use ReadWriteOncePod with other access modes"))
 	}
 	return errs
-}
-
-// validatePositiveQuantity: a size is more than zero.
-func validatePositiveQuantity(q resource.Quantity, path *field.Path) field.ErrorList {
-	if q.Cmp(resource.Quantity{}) <= 0 {
-		return field.ErrorList{field.Invalid(path, q.String(), "must be greater than zero")}
-	}
-	return nil
 }
 
 // validateStorageClassName: empty (no class) or a DNS subdomain.
@@ -182,20 +220,85 @@ func validatePersistentVolumeUpdate(pv, old *corev1.PersistentVolume) field.Erro
 	return errs
 }
 
-// keysOf lists a resource list's names, for a message.
-func keysOf(list corev1.ResourceList) []string {
-	var names []string
-	for name := range list {
-		names = append(names, string(name))
+// accessModes prints "RWO,ROX" as kubectl does.
+func accessModes(modes []corev1.PersistentVolumeAccessMode) string {
+	short := map[corev1.PersistentVolumeAccessMode]string{
+		corev1.ReadWriteOnce: "RWO", corev1.ReadOnlyMany: "ROX", corev1.ReadWriteMany: "RWX", corev1.ReadWriteOncePod: "RWOP",
 	}
-	return names
+	var out []string
+	for _, m := range modes {
+		out = append(out, short[m])
+	}
+	return strings.Join(out, ",")
 }
 
-// jsonName is a struct field's name in JSON.
-func jsonName(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	if name == "" {
-		return f.Name
+func volumeMode(m *corev1.PersistentVolumeMode) string {
+	if m == nil {
+		return "<unset>"
 	}
-	return name
+	return string(*m)
 }
+
+var claimPrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{
+		registry.NameColumn,
+		column("Status", "string", corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["phase"], 0),
+		column("Volume", "string", corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeName"], 0),
+		column("Capacity", "string", corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["capacity"], 0),
+		column("Access Modes", "string", corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["accessModes"], 0),
+		column("StorageClass", "string", "StorageClass of the pvc", 0),
+		column("VolumeAttributesClass", "string", corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeAttributesClassName"], 0),
+		registry.AgeColumn,
+		column("VolumeMode", "string", corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeMode"], 1),
+	},
+	func(pvc *corev1.PersistentVolumeClaim, now time.Time) metav1.TableRow {
+		phase := string(pvc.Status.Phase)
+		if pvc.DeletionTimestamp != nil {
+			phase = "Terminating"
+		}
+		capacity := ""
+		if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+			capacity = q.String()
+		}
+		return metav1.TableRow{Cells: []any{
+			pvc.Name, phase, pvc.Spec.VolumeName, capacity, accessModes(pvc.Status.AccessModes),
+			deref(pvc.Spec.StorageClassName, ""), deref(pvc.Spec.VolumeAttributesClassName, "<unset>"),
+			age(pvc.CreationTimestamp.Time, now), volumeMode(pvc.Spec.VolumeMode),
+		}}
+	},
+)
+
+var volumePrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{
+		registry.NameColumn,
+		column("Capacity", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["capacity"], 0),
+		column("Access Modes", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["accessModes"], 0),
+		column("Reclaim Policy", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["persistentVolumeReclaimPolicy"], 0),
+		column("Status", "string", corev1.PersistentVolumeStatus{}.SwaggerDoc()["phase"], 0),
+		column("Claim", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["claimRef"], 0),
+		column("StorageClass", "string", "StorageClass of the pv", 0),
+		column("VolumeAttributesClass", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["volumeAttributesClassName"], 0),
+		column("Reason", "string", corev1.PersistentVolumeStatus{}.SwaggerDoc()["reason"], 0),
+		registry.AgeColumn,
+		column("VolumeMode", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["volumeMode"], 1),
+	},
+	func(pv *corev1.PersistentVolume, now time.Time) metav1.TableRow {
+		claim := ""
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			claim = ref.Namespace + "/" + ref.Name
+		}
+		capacity := ""
+		if q, ok := pv.Spec.Capacity[corev1.ResourceStorage]; ok {
+			capacity = q.String()
+		}
+		phase := string(pv.Status.Phase)
+		if pv.DeletionTimestamp != nil {
+			phase = "Terminating"
+		}
+		return metav1.TableRow{Cells: []any{
+			pv.Name, capacity, accessModes(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy), phase, claim,
+			pv.Spec.StorageClassName, deref(pv.Spec.VolumeAttributesClassName, "<unset>"), pv.Status.Reason,
+			age(pv.CreationTimestamp.Time, now), volumeMode(pv.Spec.VolumeMode),
+		}}
+	},
+)

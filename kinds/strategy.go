@@ -1,5 +1,9 @@
 package kinds
 
+// kindStrategy assembles a kind's registry.Strategy from its typed
+// defaulting and validation and the rules every kind with a spec and a
+// status shares.
+//
 // Spec, status and generation, the contract every controller relies on:
 // metadata.generation is 1 when an object with a spec is created and grows
 // by one with every change of its spec, never with a change of its status
@@ -10,11 +14,14 @@ package kinds
 // field.
 
 import (
+	"minicp/registry"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // structField returns obj's field named name, if obj is a pointer to a
@@ -91,4 +98,60 @@ func updateWithGeneration(obj, old runtime.Object) {
 // the stored spec (metadata is reset by the caller).
 func updateStatusOnly(obj, old runtime.Object) {
 	copyField(obj, old, "Spec")
+}
+
+// kindRules are one kind's own rules, typed.
+type kindRules[T runtime.Object] struct {
+	// name validates metadata.name; nil: a DNS subdomain.
+	name validation.ValidateNameFunc
+	// defaults fills what upstream defaults, on create and on update.
+	defaults func(T)
+	// validate and validateUpdate are the kind's checks beyond metadata.
+	validate       func(T) field.ErrorList
+	validateUpdate func(obj, old T) field.ErrorList
+}
+
+// kindStrategy assembles a Strategy: defaults, then the generic spec and
+// status rules (a new object has generation 1 and no status; an update
+// keeps the status and bumps the generation when the spec changed; a
+// status update keeps the spec, for kinds with a status).
+func kindStrategy[T runtime.Object](r kindRules[T]) *registry.Strategy {
+	st := &registry.Strategy{ValidateName: r.name}
+	if st.ValidateName == nil {
+		st.ValidateName = validation.NameIsDNSSubdomain
+	}
+	st.PrepareForCreate = func(obj runtime.Object) {
+		if r.defaults != nil {
+			r.defaults(obj.(T))
+		}
+		createWithGeneration(obj)
+	}
+	st.PrepareForUpdate = func(obj, old runtime.Object) {
+		if r.defaults != nil {
+			r.defaults(obj.(T))
+		}
+		updateWithGeneration(obj, old)
+	}
+	if hasField(newOf[T](), "Status") {
+		st.PrepareForStatusUpdate = updateStatusOnly
+	}
+	if r.validate != nil {
+		st.Validate = func(obj runtime.Object) field.ErrorList { return r.validate(obj.(T)) }
+	}
+	if r.validateUpdate != nil {
+		st.ValidateUpdate = func(obj, old runtime.Object) field.ErrorList { return r.validateUpdate(obj.(T), old.(T)) }
+	}
+	return st
+}
+
+// orphaning makes DELETE orphan the dependents by default.
+func orphaning(st *registry.Strategy) *registry.Strategy {
+	st.DefaultGCPolicy = registry.GCOrphan
+	return st
+}
+
+// newOf returns an empty object of T (a pointer type).
+func newOf[T runtime.Object]() runtime.Object {
+	var zero T
+	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(runtime.Object)
 }

@@ -1,22 +1,36 @@
 package kinds
 
 // Services: upstream's defaults (type ClusterIP, sessionAffinity None, port
-// protocol TCP, targetPort = port, traffic policies), the addresses a new
-// Service gets from the allocators (a ClusterIP from
-// --service-cluster-ip-range, NodePorts from --service-node-port-range), and
-// the main rules of upstream's Service validation.
+// protocol TCP, targetPort = port, traffic policies), the main rules of
+// upstream's Service validation, and the write hooks that give a Service
+// its addresses (core_services_alloc.go).
 
 import (
 	"fmt"
+	"minicp/registry"
 	"net"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// servicesEntry describes the services resource (core/v1 Service). As
+// upstream, a collection of Services cannot be deleted at once.
+func servicesEntry(services serviceRanges) *registry.Resource {
+	return withoutDeleteCollection(entry(coreV1, "services", "Service", true, "/registry/services/specs",
+		func() runtime.Object { return &corev1.Service{} }, func() runtime.Object { return &corev1.ServiceList{} },
+		&registry.Resource{ShortNames: []string{"svc"}, Categories: []string{"all"}, Strategy: newServiceStrategy(services),
+			Subresources: []string{"status"}, Printer: servicePrinter}))
+}
 
 // defaultSessionAffinityTimeout is upstream's ClientIP affinity timeout (3 h).
 const defaultSessionAffinityTimeout = 10800
@@ -98,11 +112,11 @@ func keepServiceAddresses(svc, old *corev1.Service) {
 	}
 }
 
-var (
-	serviceTypes      = []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeExternalName, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort}
-	serviceProtocols  = []corev1.Protocol{corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP}
-	sessionAffinities = []corev1.ServiceAffinity{corev1.ServiceAffinityClientIP, corev1.ServiceAffinityNone}
-)
+var serviceTypes = []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeExternalName, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort}
+
+var serviceProtocols = []corev1.Protocol{corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP}
+
+var sessionAffinities = []corev1.ServiceAffinity{corev1.ServiceAffinityClientIP, corev1.ServiceAffinityNone}
 
 // isHeadless reports whether the Service asks for no ClusterIP.
 func isHeadless(svc *corev1.Service) bool { return svc.Spec.ClusterIP == corev1.ClusterIPNone }
@@ -213,4 +227,85 @@ func validateServiceUpdate(svc, old *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("clusterIPs").Index(0), svc.Spec.ClusterIPs, "may not change once set"))
 	}
 	return errs
+}
+
+// newServiceStrategy returns the Services' rules, whose write hooks
+// allocate from ranges. Service names are DNS-1035 labels: they become
+// DNS names.
+func newServiceStrategy(ranges serviceRanges) *registry.Strategy {
+	st := kindStrategy(kindRules[*corev1.Service]{
+		name: validation.NameIsDNS1035Label, defaults: defaultService,
+		validate: validateService, validateUpdate: validateServiceUpdate,
+	})
+	st.BeginWrite, st.AfterDelete = ranges.beginServiceWrite, ranges.afterServiceDelete
+	prepare := st.PrepareForUpdate
+	st.PrepareForUpdate = func(obj, old runtime.Object) {
+		keepServiceAddresses(obj.(*corev1.Service), old.(*corev1.Service))
+		prepare(obj, old)
+	}
+	return st
+}
+
+var servicePrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{
+		registry.NameColumn,
+		column("Type", "string", corev1.ServiceSpec{}.SwaggerDoc()["type"], 0),
+		column("Cluster-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["clusterIP"], 0),
+		column("External-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["externalIPs"], 0),
+		column("Port(s)", "string", corev1.ServiceSpec{}.SwaggerDoc()["ports"], 0),
+		registry.AgeColumn,
+		column("Selector", "string", corev1.ServiceSpec{}.SwaggerDoc()["selector"], 1),
+	},
+	func(svc *corev1.Service, now time.Time) metav1.TableRow {
+		clusterIP := svc.Spec.ClusterIP
+		if clusterIP == "" {
+			clusterIP = "<none>"
+		}
+		return metav1.TableRow{Cells: []any{
+			svc.Name, string(svc.Spec.Type), clusterIP, serviceExternalIP(svc), servicePorts(svc.Spec.Ports),
+			age(svc.CreationTimestamp.Time, now), orNone(labels.FormatLabels(svc.Spec.Selector)),
+		}}
+	},
+)
+
+// serviceExternalIP is the External-IP column: the external name, the
+// load balancer's addresses ("<pending>" until it has one) or the
+// external IPs.
+func serviceExternalIP(svc *corev1.Service) string {
+	ips := append([]string{}, svc.Spec.ExternalIPs...)
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeExternalName:
+		return svc.Spec.ExternalName
+	case corev1.ServiceTypeLoadBalancer:
+		for _, in := range svc.Status.LoadBalancer.Ingress {
+			if in.IP != "" {
+				ips = append(ips, in.IP)
+			} else if in.Hostname != "" {
+				ips = append(ips, in.Hostname)
+			}
+		}
+		if len(ips) == 0 {
+			return "<pending>"
+		}
+	}
+	if len(ips) == 0 {
+		return "<none>"
+	}
+	return strings.Join(ips, ",")
+}
+
+// servicePorts prints "80/TCP,443:30443/TCP".
+func servicePorts(ports []corev1.ServicePort) string {
+	if len(ports) == 0 {
+		return "<none>"
+	}
+	var out []string
+	for _, p := range ports {
+		s := fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+		if p.NodePort > 0 {
+			s = fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol)
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ",")
 }

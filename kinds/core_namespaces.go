@@ -1,6 +1,6 @@
 package kinds
 
-// Namespace deletion as a real cluster does it (M1: the
+// Namespaces, and their deletion as a real cluster does it (M1: the
 // apiserver and its controllers, not etcd, give objects their lifecycle):
 //
 //  1. A new namespace gets the "kubernetes" finalizer in spec.finalizers.
@@ -20,14 +20,26 @@ package kinds
 // them) is removed at once too: no controller would ever finalize it.
 
 import (
+	"minicp/registry"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"minicp/registry"
 )
+
+// namespacesEntry describes the namespaces resource (core/v1 Namespace).
+// As upstream, a collection of namespaces cannot be deleted at once.
+func namespacesEntry() *registry.Resource {
+	return withoutDeleteCollection(entry(coreV1, "namespaces", "Namespace", false, "/registry/namespaces",
+		func() runtime.Object { return &corev1.Namespace{} }, func() runtime.Object { return &corev1.NamespaceList{} },
+		&registry.Resource{ShortNames: []string{"ns"}, Strategy: namespaceStrategy, Subresources: []string{"status", "finalize"},
+			Printer: namespacePrinter, SelectableFields: func(obj runtime.Object) fields.Set {
+				return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
+			}}))
+}
 
 // terminateNamespace is the namespaces' gracefulDelete: ns is a copy of
 // the stored namespace, which it may mark.
@@ -70,4 +82,45 @@ func addKubernetesFinalizer(ns *corev1.Namespace) {
 // namespaceFinalizeStrategy).
 func finalizeNamespace(obj, old runtime.Object) {
 	obj.(*corev1.Namespace).Status = old.(*corev1.Namespace).Status
+}
+
+var namespacePrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Status", Type: "string", Description: "The status of the namespace"},
+		registry.AgeColumn,
+	},
+	func(ns *corev1.Namespace, now time.Time) metav1.TableRow {
+		return metav1.TableRow{Cells: []any{ns.Name, string(ns.Status.Phase), age(ns.CreationTimestamp.Time, now)}}
+	},
+)
+
+// namespaceStrategy: a new namespace is Active, labelled with its name and
+// carries the "kubernetes" finalizer; DELETE makes it Terminating, and the
+// finalize update that removes its last finalizer deletes it.
+var namespaceStrategy = &registry.Strategy{
+	ValidateName: validation.ValidateNamespaceName,
+	PrepareForCreate: func(obj runtime.Object) {
+		ns := obj.(*corev1.Namespace)
+		ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		addKubernetesFinalizer(ns)
+	},
+	PrepareForFinalize: finalizeNamespace,
+	GracefulDelete:     terminateNamespace,
+	DeleteDuringUpdate: namespaceFinished,
+	PrepareForUpdate: func(obj, old runtime.Object) {
+		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+		ns.Spec.Finalizers = oldNS.Spec.Finalizers
+		ns.Status = oldNS.Status
+	},
+	PrepareForStatusUpdate: func(obj, old runtime.Object) {
+		obj.(*corev1.Namespace).Spec = old.(*corev1.Namespace).Spec
+	},
+	Canonicalize: func(obj runtime.Object) {
+		ns := obj.(*corev1.Namespace)
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		ns.Labels[corev1.LabelMetadataName] = ns.Name
+	},
 }

@@ -1,151 +1,37 @@
 package kinds
 
-// NetworkPolicies and HorizontalPodAutoscalers: the main rules of
-// upstream's validation (ports, peers and CIDRs of a policy; the target,
-// replica bounds, metrics and scaling rules of an autoscaler). minicp
-// enforces no policy and scales nothing.
+// HorizontalPodAutoscalers (autoscaling/v2): upstream's defaults and the
+// main rules of its validation (the target, replica bounds, metrics and
+// scaling rules). minicp scales nothing.
 
 import (
-	"net"
+	"fmt"
+	"minicp/registry"
+	"strings"
+	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-var (
-	policyProtocols = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
-	policyTypes     = []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
-)
-
-func validateNetworkPolicy(np *networkingv1.NetworkPolicy) field.ErrorList {
-	spec, p := &np.Spec, field.NewPath("spec")
-	errs := metav1validation.ValidateLabelSelector(&spec.PodSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("podSelector"))
-	for i, rule := range spec.Ingress {
-		errs = append(errs, validatePolicyRule(rule.Ports, rule.From, p.Child("ingress").Index(i), "from")...)
-	}
-	for i, rule := range spec.Egress {
-		errs = append(errs, validatePolicyRule(rule.Ports, rule.To, p.Child("egress").Index(i), "to")...)
-	}
-	if len(spec.PolicyTypes) > len(policyTypes) {
-		return append(errs, field.Invalid(p.Child("policyTypes"), spec.PolicyTypes, "may not specify more than two policyTypes"))
-	}
-	for i, t := range spec.PolicyTypes {
-		if !contains(policyTypes, t) {
-			errs = append(errs, field.NotSupported(p.Child("policyTypes").Index(i), t, policyTypes))
-		}
-	}
-	return errs
+// horizontalPodAutoscalersEntry describes the horizontalpodautoscalers resource (autoscaling/v2 HorizontalPodAutoscaler).
+func horizontalPodAutoscalersEntry() *registry.Resource {
+	return entry(autoscalingV2, "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, "/registry/horizontalpodautoscalers",
+		func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
+		func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
+		&registry.Resource{ShortNames: []string{"hpa"}, Categories: []string{"all"}, Strategy: hpaStrategy,
+			Subresources: []string{"status"}, Printer: hpaPrinter})
 }
 
-func validatePolicyRule(ports []networkingv1.NetworkPolicyPort, peers []networkingv1.NetworkPolicyPeer, p *field.Path, peersName string) field.ErrorList {
-	var errs field.ErrorList
-	for i := range ports {
-		errs = append(errs, validatePolicyPort(&ports[i], p.Child("ports").Index(i))...)
-	}
-	for i := range peers {
-		errs = append(errs, validatePolicyPeer(&peers[i], p.Child(peersName).Index(i))...)
-	}
-	return errs
-}
+const maxStabilizationWindowSeconds = 3600
 
-// validatePolicyPort: a known protocol; a port number or name; endPort
-// only after a port number, and not below it.
-func validatePolicyPort(port *networkingv1.NetworkPolicyPort, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if port.Protocol != nil && !contains(policyProtocols, *port.Protocol) {
-		errs = append(errs, field.NotSupported(p.Child("protocol"), *port.Protocol, policyProtocols))
-	}
-	switch {
-	case port.Port == nil:
-		if port.EndPort != nil {
-			errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "may not be specified when `port` is not specified"))
-		}
-	case port.Port.Type == intstr.Int:
-		for _, msg := range validation.IsValidPortNum(int(port.Port.IntVal)) {
-			errs = append(errs, field.Invalid(p.Child("port"), port.Port.IntVal, msg))
-		}
-		if port.EndPort != nil {
-			if *port.EndPort < port.Port.IntVal {
-				errs = append(errs, field.Invalid(p.Child("endPort"), port.Port.IntVal, "must be greater than or equal to `port`"))
-			}
-			for _, msg := range validation.IsValidPortNum(int(*port.EndPort)) {
-				errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, msg))
-			}
-		}
-	default:
-		if port.EndPort != nil {
-			errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "may not be specified when `port` is non-numeric"))
-		}
-		for _, msg := range validation.IsValidPortName(port.Port.StrVal) {
-			errs = append(errs, field.Invalid(p.Child("port"), port.Port.StrVal, msg))
-		}
-	}
-	return errs
-}
-
-// validatePolicyPeer: pods and/or namespaces by selector, or an IP block
-// alone.
-func validatePolicyPeer(peer *networkingv1.NetworkPolicyPeer, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	n := 0
-	opts := metav1validation.LabelSelectorValidationOptions{}
-	if peer.PodSelector != nil {
-		n++
-		errs = append(errs, metav1validation.ValidateLabelSelector(peer.PodSelector, opts, p.Child("podSelector"))...)
-	}
-	if peer.NamespaceSelector != nil {
-		n++
-		errs = append(errs, metav1validation.ValidateLabelSelector(peer.NamespaceSelector, opts, p.Child("namespaceSelector"))...)
-	}
-	if peer.IPBlock != nil {
-		n++
-		errs = append(errs, validateIPBlock(peer.IPBlock, p.Child("ipBlock"))...)
-	}
-	switch {
-	case n == 0:
-		errs = append(errs, field.Required(p, "must specify a peer"))
-	case n > 1 && peer.IPBlock != nil:
-		errs = append(errs, field.Forbidden(p, "may not specify both ipBlock and another peer"))
-	}
-	return errs
-}
-
-// validateIPBlock: a CIDR, and exceptions strictly inside it.
-func validateIPBlock(b *networkingv1.IPBlock, p *field.Path) field.ErrorList {
-	if b.CIDR == "" {
-		return field.ErrorList{field.Required(p.Child("cidr"), "")}
-	}
-	errs := validation.IsValidCIDR(p.Child("cidr"), b.CIDR)
-	_, cidr, err := net.ParseCIDR(b.CIDR)
-	if err != nil {
-		return errs
-	}
-	cidrBits, _ := cidr.Mask.Size()
-	for i, except := range b.Except {
-		ep := p.Child("except").Index(i)
-		errs = append(errs, validation.IsValidCIDR(ep, except)...)
-		_, inner, err := net.ParseCIDR(except)
-		if err != nil {
-			continue
-		}
-		if innerBits, _ := inner.Mask.Size(); !cidr.Contains(inner.IP) || cidrBits >= innerBits {
-			errs = append(errs, field.Invalid(ep, except, "must be a strict subset of `cidr`"))
-		}
-	}
-	return errs
-}
-
-// Limits of an autoscaler's scaling rules, as upstream's.
-const (
-	maxStabilizationWindowSeconds = 3600
-	maxScalingPeriodSeconds       = 1800
-)
+const maxScalingPeriodSeconds = 1800
 
 func validateHPA(hpa *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 	spec, p := &hpa.Spec, field.NewPath("spec")
@@ -276,7 +162,7 @@ func validateScalingRules(r *autoscalingv2.HPAScalingRules, p *field.Path) field
 	}
 	var errs field.ErrorList
 	if w := r.StabilizationWindowSeconds; w != nil && (*w < 0 || *w > maxStabilizationWindowSeconds) {
-		errs = append(errs, field.Invalid(p.Child("stabilizationWindowSeconds"), *w, validation.InclusiveRangeError(0, maxStabilizationWindowSeconds)))
+		errs = append(errs, field.Invalid(p.Child("stabilizationWindowSeconds"), *w, utilvalidation.InclusiveRangeError(0, maxStabilizationWindowSeconds)))
 	}
 	selects := []autoscalingv2.ScalingPolicySelect{autoscalingv2.MaxChangePolicySelect, autoscalingv2.MinChangePolicySelect, autoscalingv2.DisabledPolicySelect}
 	if s := r.SelectPolicy; s != nil && !contains(selects, *s) {
@@ -295,8 +181,100 @@ func validateScalingRules(r *autoscalingv2.HPAScalingRules, p *field.Path) field
 			errs = append(errs, field.Invalid(pp.Child("value"), pol.Value, "must be greater than zero"))
 		}
 		if pol.PeriodSeconds <= 0 || pol.PeriodSeconds > maxScalingPeriodSeconds {
-			errs = append(errs, field.Invalid(pp.Child("periodSeconds"), pol.PeriodSeconds, validation.InclusiveRangeError(1, maxScalingPeriodSeconds)))
+			errs = append(errs, field.Invalid(pp.Child("periodSeconds"), pol.PeriodSeconds, utilvalidation.InclusiveRangeError(1, maxScalingPeriodSeconds)))
 		}
 	}
 	return errs
+}
+
+// defaultCPUUtilization is upstream's target when an HPA names no metric.
+const defaultCPUUtilization = 80
+
+// defaultHPA: at least 1 replica, 80% CPU when no metric is given, and
+// upstream's scaling rules filled in where a behavior is given.
+func defaultHPA(hpa *autoscalingv2.HorizontalPodAutoscaler) {
+	spec := &hpa.Spec
+	defaultInt32(&spec.MinReplicas, 1)
+	if len(spec.Metrics) == 0 {
+		spec.Metrics = []autoscalingv2.MetricSpec{{
+			Type: autoscalingv2.ResourceMetricSourceType,
+			Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{
+				Type: autoscalingv2.UtilizationMetricType, AverageUtilization: int32Ptr(defaultCPUUtilization)}},
+		}}
+	}
+	if b := spec.Behavior; b != nil {
+		b.ScaleUp = defaultScalingRules(b.ScaleUp, 0, []autoscalingv2.HPAScalingPolicy{
+			{Type: autoscalingv2.PodsScalingPolicy, Value: 4, PeriodSeconds: 15},
+			{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15},
+		})
+		b.ScaleDown = defaultScalingRules(b.ScaleDown, 300, []autoscalingv2.HPAScalingPolicy{
+			{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15},
+		})
+	}
+}
+
+func defaultScalingRules(r *autoscalingv2.HPAScalingRules, window int32, policies []autoscalingv2.HPAScalingPolicy) *autoscalingv2.HPAScalingRules {
+	if r == nil {
+		r = &autoscalingv2.HPAScalingRules{}
+	}
+	defaultInt32(&r.StabilizationWindowSeconds, window)
+	if r.SelectPolicy == nil {
+		max := autoscalingv2.MaxChangePolicySelect
+		r.SelectPolicy = &max
+	}
+	if len(r.Policies) == 0 {
+		r.Policies = policies
+	}
+	return r
+}
+
+var hpaStrategy = kindStrategy(kindRules[*autoscalingv2.HorizontalPodAutoscaler]{
+	name: validation.NameIsDNSSubdomain, defaults: defaultHPA, validate: validateHPA,
+})
+
+var hpaPrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{
+		registry.NameColumn,
+		column("Reference", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["scaleTargetRef"], 0),
+		column("Targets", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["metrics"], 0),
+		column("MinPods", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["minReplicas"], 0),
+		column("MaxPods", "integer", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["maxReplicas"], 0),
+		column("Replicas", "integer", autoscalingv2.HorizontalPodAutoscalerStatus{}.SwaggerDoc()["currentReplicas"], 0),
+		registry.AgeColumn,
+	},
+	func(hpa *autoscalingv2.HorizontalPodAutoscaler, now time.Time) metav1.TableRow {
+		ref := hpa.Spec.ScaleTargetRef
+		minPods := "<unset>"
+		if hpa.Spec.MinReplicas != nil {
+			minPods = fmt.Sprint(*hpa.Spec.MinReplicas)
+		}
+		return metav1.TableRow{Cells: []any{
+			hpa.Name, ref.Kind + "/" + ref.Name, hpaTargets(hpa), minPods, int64(hpa.Spec.MaxReplicas),
+			int64(hpa.Status.CurrentReplicas), age(hpa.CreationTimestamp.Time, now),
+		}}
+	},
+)
+
+// hpaTargets prints each metric's target as "<unknown>/80%" or
+// "<unknown>/500m" (minicp runs no metrics pipeline: current values are
+// never known).
+func hpaTargets(hpa *autoscalingv2.HorizontalPodAutoscaler) string {
+	var out []string
+	for _, m := range hpa.Spec.Metrics {
+		target := "<unknown>"
+		if m.Type == autoscalingv2.ResourceMetricSourceType && m.Resource != nil {
+			switch t := m.Resource.Target; {
+			case t.AverageUtilization != nil:
+				target = fmt.Sprintf("%d%%", *t.AverageUtilization)
+			case t.AverageValue != nil:
+				target = t.AverageValue.String()
+			}
+			target = fmt.Sprintf("%s: <unknown>/%s", m.Resource.Name, target)
+		}
+		out = append(out, target)
+	}
+	if len(out) == 0 {
+		return "<none>"
+	}
+	return strings.Join(out, ", ")
 }

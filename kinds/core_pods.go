@@ -1,21 +1,50 @@
 package kinds
 
-// Pods: upstream's core/v1 defaulting for pods, the pod
-// strategy's create and update rules, and a small part of its validation.
+// Pods: upstream's core/v1 defaulting for pods, the pod strategy's create,
+// update and graceful-delete rules, and a small part of its validation.
 
 import (
+	"minicp/registry"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"minicp/registry"
 )
+
+// podSelectableFields are upstream's pod fields for field selectors.
+func podSelectableFields(obj runtime.Object) fields.Set {
+	pod := obj.(*corev1.Pod)
+	set := make(fields.Set, 8+registry.MetadataFieldCount) // one allocation, metadata fields included
+	set["spec.nodeName"] = pod.Spec.NodeName
+	set["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
+	set["spec.schedulerName"] = pod.Spec.SchedulerName
+	set["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	set["spec.hostNetwork"] = strconv.FormatBool(pod.Spec.HostNetwork)
+	set["status.phase"] = string(pod.Status.Phase)
+	set["status.podIP"] = pod.Status.PodIP
+	set["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+	return set
+}
+
+// podsEntry describes the pods resource (core/v1 Pod).
+func podsEntry() *registry.Resource {
+	return entry(coreV1, "pods", "Pod", true, "/registry/pods",
+		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} },
+		&registry.Resource{ShortNames: []string{"po"}, Categories: []string{"all"}, Strategy: podStrategy,
+			Subresources: []string{"status"}, ContainerSubresources: []string{"log", "exec", "attach", "portforward"},
+			SelectableFields: podSelectableFields,
+			// A kubelet lists and watches only its own pods.
+			Indexes:        []registry.Index{{Field: "spec.nodeName", Value: func(obj runtime.Object) string { return obj.(*corev1.Pod).Spec.NodeName }}},
+			WatchCacheSize: 5000,
+			Printer:        podPrinter})
+}
 
 var podStrategy = &registry.Strategy{
 	ValidateName: validation.NameIsDNSSubdomain,
@@ -294,13 +323,4 @@ func validatePodUpdate(obj, old runtime.Object) field.ErrorList {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec"), podUpdateForbiddenMsg)}
 	}
 	return nil
-}
-
-func contains[T comparable](values []T, v T) bool {
-	for _, x := range values {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -7,81 +7,40 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/registry"
+	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// standardQuotaResources are the unprefixed names a quota may limit.
-var standardQuotaResources = sets.New(
-	"cpu", "memory", "ephemeral-storage",
-	"requests.cpu", "requests.memory", "requests.storage", "requests.ephemeral-storage",
-	"limits.cpu", "limits.memory", "limits.ephemeral-storage",
-	"pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
-	"persistentvolumeclaims", "services.nodeports", "services.loadbalancers")
-
-// integerResources are counted in whole units.
-var integerResources = sets.New("pods", "services", "replicationcontrollers", "resourcequotas",
-	"secrets", "configmaps", "persistentvolumeclaims", "services.nodeports", "services.loadbalancers")
-
-// standardContainerResources are what a container requests and is limited by.
-var standardContainerResources = sets.New("cpu", "memory", "ephemeral-storage")
-
-// standardResources are the unprefixed resource names in general.
-var standardResources = standardQuotaResources.Union(sets.New("storage"))
-
-// isHugePages: hugepages-<size>, with or without requests./limits.
-func isHugePages(name string) bool {
-	name = strings.TrimPrefix(name, "requests.")
-	return strings.HasPrefix(name, "hugepages-")
+// resourceQuotasEntry describes the resourcequotas resource (core/v1 ResourceQuota).
+func resourceQuotasEntry() *registry.Resource {
+	return entry(coreV1, "resourcequotas", "ResourceQuota", true, "/registry/resourcequotas",
+		func() runtime.Object { return &corev1.ResourceQuota{} }, func() runtime.Object { return &corev1.ResourceQuotaList{} },
+		&registry.Resource{ShortNames: []string{"quota"}, Strategy: resourceQuotaStrategy, Subresources: []string{"status"}, Printer: resourceQuotaPrinter})
 }
 
-// isExtendedResource: a domain-prefixed name outside kubernetes.io
-// (example.com/gpu, count/deployments.apps), counted in whole units.
-func isExtendedResource(name string) bool {
-	prefix, _, found := strings.Cut(name, "/")
-	if !found || strings.HasPrefix(name, "requests.") || prefix == "kubernetes.io" || strings.HasSuffix(prefix, ".kubernetes.io") {
-		return false
-	}
-	return len(validation.IsQualifiedName("requests."+name)) == 0
+// limitRangesEntry describes the limitranges resource (core/v1 LimitRange).
+func limitRangesEntry() *registry.Resource {
+	return entry(coreV1, "limitranges", "LimitRange", true, "/registry/limitranges",
+		func() runtime.Object { return &corev1.LimitRange{} }, func() runtime.Object { return &corev1.LimitRangeList{} },
+		&registry.Resource{ShortNames: []string{"limits"}, Strategy: limitRangeStrategy, Printer: limitRangePrinter})
 }
 
-// validateResourceName: a qualified name, and one of standard when it has
-// no domain.
-func validateResourceName(name string, standard func(string) bool, message string, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(name) {
-		errs = append(errs, field.Invalid(path, name, msg))
-	}
-	if len(errs) == 0 && !strings.Contains(name, "/") && !standard(name) {
-		errs = append(errs, field.Invalid(path, name, message))
-	}
-	return errs
-}
+var quotaScopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeTerminating, corev1.ResourceQuotaScopeNotTerminating,
+	corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort, corev1.ResourceQuotaScopePriorityClass,
+	corev1.ResourceQuotaScopeCrossNamespacePodAffinity, corev1.ResourceQuotaScopeVolumeAttributesClass}
 
-// validateQuantity: never negative, whole for counted resources.
-func validateQuantity(name string, q resource.Quantity, path *field.Path) field.ErrorList {
-	if q.Sign() < 0 {
-		return field.ErrorList{field.Invalid(path, q.String(), "must be greater than or equal to 0")}
-	}
-	if (integerResources.Has(name) || isExtendedResource(name)) && q.MilliValue()%1000 != 0 {
-		return field.ErrorList{field.Invalid(path, q.String(), "must be an integer")}
-	}
-	return nil
-}
+var podComputeResources = sets.New("pods", "cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu", "requests.memory")
 
-// Quota scopes, and the resources each can limit.
-var (
-	quotaScopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeTerminating, corev1.ResourceQuotaScopeNotTerminating,
-		corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort, corev1.ResourceQuotaScopePriorityClass,
-		corev1.ResourceQuotaScopeCrossNamespacePodAffinity, corev1.ResourceQuotaScopeVolumeAttributesClass}
-	podComputeResources = sets.New("pods", "cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu", "requests.memory")
-	claimResources      = sets.New("persistentvolumeclaims", "requests.storage")
-)
+var claimResources = sets.New("persistentvolumeclaims", "requests.storage")
 
 func scopeFitsResource(scope corev1.ResourceQuotaScope, name string) bool {
 	switch scope {
@@ -264,3 +223,41 @@ func validateLimitOrder(limit *corev1.LimitRangeItem, name corev1.ResourceName, 
 	}
 	return errs
 }
+
+var resourceQuotaStrategy = kindStrategy(kindRules[*corev1.ResourceQuota]{validate: validateResourceQuota})
+
+var limitRangeStrategy = kindStrategy(kindRules[*corev1.LimitRange]{validate: validateLimitRange})
+
+var resourceQuotaPrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{
+		registry.NameColumn, registry.AgeColumn,
+		column("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume.", 0),
+		column("Limit", "string", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.", 0),
+	},
+	func(q *corev1.ResourceQuota, now time.Time) metav1.TableRow {
+		var requests, limits []string
+		names := make([]string, 0, len(q.Spec.Hard))
+		for name := range q.Spec.Hard {
+			names = append(names, string(name))
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			hard := q.Spec.Hard[corev1.ResourceName(name)]
+			used := q.Status.Used[corev1.ResourceName(name)]
+			entry := fmt.Sprintf("%s: %s/%s", name, used.String(), hard.String())
+			if strings.HasPrefix(name, "limits.") {
+				limits = append(limits, entry)
+			} else {
+				requests = append(requests, entry)
+			}
+		}
+		return metav1.TableRow{Cells: []any{q.Name, age(q.CreationTimestamp.Time, now), strings.Join(requests, ", "), strings.Join(limits, ", ")}}
+	},
+)
+
+var limitRangePrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{registry.NameColumn, createdAtColumn},
+	func(lr *corev1.LimitRange, _ time.Time) metav1.TableRow {
+		return metav1.TableRow{Cells: []any{lr.Name, createdAt(lr)}}
+	},
+)

@@ -1,22 +1,17 @@
 package kinds
 
+// The `kubectl get pods` columns, worked out from a pod's status as
+// upstream's printer does (READY, STATUS, RESTARTS).
+
 import (
 	"fmt"
+	"minicp/registry"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"minicp/registry"
 )
-
-// The pod row is the most-read line in Kubernetes. Its STATUS is not the
-// phase but a summary, computed as upstream's printer does: the reason of
-// the first init container still in the way ("Init:0/2",
-// "Init:CrashLoopBackOff"), else the reason of a waiting or terminated
-// container ("ContainerCreating", "Completed"), else the phase; with
-// "Terminating" for a pod being deleted.
 
 var podPrinter = registry.TypedPrinter(
 	[]metav1.TableColumnDefinition{
@@ -215,11 +210,4 @@ func readinessGates(pod *corev1.Pod) string {
 		}
 	}
 	return fmt.Sprintf("%d/%d", passing, len(pod.Spec.ReadinessGates))
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
 }

@@ -12,6 +12,7 @@ package kinds
 
 import (
 	"context"
+	"minicp/registry"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -23,9 +24,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"minicp/registry"
 )
+
+// customResourceDefinitionsEntry describes the customresourcedefinitions
+// resource (apiextensions.k8s.io/v1 CustomResourceDefinition).
+func customResourceDefinitionsEntry() *registry.Resource {
+	return entry(apiextensionsv1.SchemeGroupVersion, "customresourcedefinitions", "CustomResourceDefinition", false,
+		"/registry/apiextensions.k8s.io/customresourcedefinitions",
+		func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
+		func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+		&registry.Resource{ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
+			Subresources: []string{"status"}, Strategy: crdStrategy,
+			TypeConverter: registry.GeneratedTypeConverter, // client-go's schema has no CRDs
+		})
+}
 
 // apiextensionsScheme converts v1 CRDs to the internal types apiextensions'
 // validation reads.
@@ -35,28 +47,15 @@ var apiextensionsScheme = func() *runtime.Scheme {
 	return s
 }()
 
-func apiextensionsKinds() []*registry.Resource {
-	gv := apiextensionsv1.SchemeGroupVersion
-	return []*registry.Resource{{
-		GroupVersion: gv, Name: "customresourcedefinitions", SingularName: "customresourcedefinition",
-		Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList",
-		ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
-		Prefix:           "/registry/apiextensions.k8s.io/customresourcedefinitions",
-		Subresources:     []string{"status"},
-		DeleteCollection: true,
-		Strategy: &registry.Strategy{
-			ValidateName:           func(string, bool) []string { return nil }, // apiextensions' validation checks <plural>.<group>
-			PrepareForCreate:       crdPrepareForCreate,
-			PrepareForUpdate:       crdPrepareForUpdate,
-			PrepareForStatusUpdate: crdPrepareForStatusUpdate,
-			ValidateCreate:         crdValidate,
-			ValidateUpdate:         crdValidateUpdate,
-			GracefulDelete:         crdGracefulDelete,
-		},
-		New:           func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
-		NewList:       func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
-		TypeConverter: registry.GeneratedTypeConverter, // client-go's schema has no CRDs
-	}}
+// crdStrategy is apiextensions' own defaulting and validation.
+var crdStrategy = &registry.Strategy{
+	ValidateName:           func(string, bool) []string { return nil }, // apiextensions' validation checks <plural>.<group>
+	PrepareForCreate:       crdPrepareForCreate,
+	PrepareForUpdate:       crdPrepareForUpdate,
+	PrepareForStatusUpdate: crdPrepareForStatusUpdate,
+	ValidateCreate:         crdValidate,
+	ValidateUpdate:         crdValidateUpdate,
+	GracefulDelete:         crdGracefulDelete,
 }
 
 // crdPrepareForCreate defaults the CRD, clears its status, sets generation

@@ -6,13 +6,27 @@ package kinds
 
 import (
 	"encoding/json"
+	"minicp/registry"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// secretsEntry describes the secrets resource (core/v1 Secret).
+func secretsEntry() *registry.Resource {
+	return entry(coreV1, "secrets", "Secret", true, "/registry/secrets",
+		func() runtime.Object { return &corev1.Secret{} }, func() runtime.Object { return &corev1.SecretList{} },
+		&registry.Resource{Strategy: secretStrategy, Printer: secretPrinter, SelectableFields: func(obj runtime.Object) fields.Set {
+			return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
+		}})
+}
 
 // secretMaxBytes is upstream's limit on a Secret's data (1 MiB).
 const secretMaxBytes = 1024 * 1024
@@ -80,9 +94,6 @@ func validateSecret(s *corev1.Secret) field.ErrorList {
 	return errs
 }
 
-// immutableMsg is upstream's refusal to change an immutable object.
-const immutableMsg = "field is immutable when `immutable` is set"
-
 // validateSecretUpdate: the type never changes; an immutable Secret keeps
 // its data and stays immutable.
 func validateSecretUpdate(s, old *corev1.Secret) field.ErrorList {
@@ -97,3 +108,19 @@ func validateSecretUpdate(s, old *corev1.Secret) field.ErrorList {
 	}
 	return errs
 }
+
+var secretStrategy = kindStrategy(kindRules[*corev1.Secret]{
+	defaults: defaultSecret, validate: validateSecret, validateUpdate: validateSecretUpdate,
+})
+
+var secretPrinter = registry.TypedPrinter(
+	[]metav1.TableColumnDefinition{
+		registry.NameColumn,
+		column("Type", "string", corev1.Secret{}.SwaggerDoc()["type"], 0),
+		column("Data", "string", corev1.Secret{}.SwaggerDoc()["data"], 0),
+		registry.AgeColumn,
+	},
+	func(s *corev1.Secret, now time.Time) metav1.TableRow {
+		return metav1.TableRow{Cells: []any{s.Name, string(s.Type), int64(len(s.Data)), age(s.CreationTimestamp.Time, now)}}
+	},
+)

@@ -4,24 +4,25 @@ package kinds
 // from --service-cluster-ip-range (unless it is headless or an
 // ExternalName), a NodePort per port for NodePort and LoadBalancer
 // Services from --service-node-port-range, and a health-check NodePort for
-// a LoadBalancer with the Local traffic policy. Allocation happens after
-// validation and before the etcd write, and is undone if the write fails;
-// a deleted Service's addresses are released after the delete, as
-// upstream's Service storage does.
+// a LoadBalancer with the Local traffic policy. The Services' write hooks
+// (registry.Strategy.BeginWrite and AfterDelete) allocate after validation
+// and before the etcd write, undo it if the write fails, and release a
+// deleted Service's addresses after the delete, as upstream's Service
+// storage does. The ranges are kept in the etcd of the Store that calls
+// the hooks (package rangealloc).
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"minicp/registry"
+	"minicp/registry/rangealloc"
 	"net"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"minicp/registry"
-	"minicp/registry/rangealloc"
 )
 
 // Allocators are the address ranges of one stack, kept in its etcd.
@@ -259,13 +260,9 @@ func (a *Allocators) releaseService(ctx context.Context, svc *corev1.Service) {
 	al.undo(ctx)
 }
 
-// The default ranges, as upstream's flags default them (minicp's
-// --service-cluster-ip-range default is upstream's fallback when the flag
-// is not given).
-const (
-	DefaultServiceClusterIPRange = "10.0.0.0/24"
-	DefaultServiceNodePortRange  = "30000-32767"
-)
+const DefaultServiceClusterIPRange = "10.0.0.0/24"
+
+const DefaultServiceNodePortRange = "30000-32767"
 
 // serviceRanges are the parsed ranges of a Config, which the Services'
 // write hooks allocate from.
