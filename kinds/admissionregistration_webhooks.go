@@ -5,6 +5,7 @@ package kinds
 // minicp calls no webhook.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // validatingWebhookConfigurationsEntry describes the validatingwebhookconfigurations resource (admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration).
 func validatingWebhookConfigurationsEntry() *registry.Resource {
-	return entry(admissionregistrationV1, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false,
+	return entry(apigroups.AdmissionregistrationV1, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false,
 		"/registry/validatingwebhookconfigurations",
 		func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
 		func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
@@ -24,7 +25,7 @@ func validatingWebhookConfigurationsEntry() *registry.Resource {
 
 // mutatingWebhookConfigurationsEntry describes the mutatingwebhookconfigurations resource (admissionregistration.k8s.io/v1 MutatingWebhookConfiguration).
 func mutatingWebhookConfigurationsEntry() *registry.Resource {
-	return entry(admissionregistrationV1, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false,
+	return entry(apigroups.AdmissionregistrationV1, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false,
 		"/registry/mutatingwebhookconfigurations",
 		func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
 		func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },

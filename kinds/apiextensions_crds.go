@@ -12,6 +12,7 @@ package kinds
 
 import (
 	"context"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -29,7 +30,7 @@ import (
 // customResourceDefinitionsEntry describes the customresourcedefinitions
 // resource (apiextensions.k8s.io/v1 CustomResourceDefinition).
 func customResourceDefinitionsEntry() *registry.Resource {
-	return entry(apiextensionsv1.SchemeGroupVersion, "customresourcedefinitions", "CustomResourceDefinition", false,
+	return entry(apigroups.ApiextensionsV1, "customresourcedefinitions", "CustomResourceDefinition", false,
 		"/registry/apiextensions.k8s.io/customresourcedefinitions",
 		func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
 		func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },

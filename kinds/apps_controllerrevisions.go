@@ -4,6 +4,7 @@ package kinds
 // DaemonSet keeps of its template.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 
 // controllerRevisionsEntry describes the controllerrevisions resource (apps/v1 ControllerRevision).
 func controllerRevisionsEntry() *registry.Resource {
-	return entry(appsV1, "controllerrevisions", "ControllerRevision", true, "/registry/controllerrevisions",
+	return entry(apigroups.AppsV1, "controllerrevisions", "ControllerRevision", true, "/registry/controllerrevisions",
 		func() runtime.Object { return &appsv1.ControllerRevision{} }, func() runtime.Object { return &appsv1.ControllerRevisionList{} },
 		&registry.Resource{Strategy: controllerRevisionStrategy, Printer: controllerRevisionPrinter})
 }

@@ -3,6 +3,7 @@ package kinds
 // DaemonSets (apps/v1): upstream's defaults, validation and columns.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 
 // daemonSetsEntry describes the daemonsets resource (apps/v1 DaemonSet).
 func daemonSetsEntry() *registry.Resource {
-	return entry(appsV1, "daemonsets", "DaemonSet", true, "/registry/daemonsets",
+	return entry(apigroups.AppsV1, "daemonsets", "DaemonSet", true, "/registry/daemonsets",
 		func() runtime.Object { return &appsv1.DaemonSet{} }, func() runtime.Object { return &appsv1.DaemonSetList{} },
 		&registry.Resource{ShortNames: []string{"ds"}, Categories: []string{"all"}, Strategy: daemonSetStrategy,
 			Subresources: []string{"status"}, Printer: daemonSetPrinter})

@@ -4,6 +4,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 
 // deploymentsEntry describes the deployments resource (apps/v1 Deployment).
 func deploymentsEntry() *registry.Resource {
-	return entry(appsV1, "deployments", "Deployment", true, "/registry/deployments",
+	return entry(apigroups.AppsV1, "deployments", "Deployment", true, "/registry/deployments",
 		func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &appsv1.DeploymentList{} },
 		&registry.Resource{ShortNames: []string{"deploy"}, Categories: []string{"all"}, Strategy: deploymentStrategy,
 			Subresources: statusAndScale, Scale: scaleRules, Printer: deploymentPrinter})

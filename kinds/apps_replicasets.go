@@ -3,6 +3,7 @@ package kinds
 // ReplicaSets (apps/v1): upstream's defaults, validation and columns.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 // replicaSetsEntry describes the replicasets resource (apps/v1 ReplicaSet).
 func replicaSetsEntry() *registry.Resource {
-	return entry(appsV1, "replicasets", "ReplicaSet", true, "/registry/replicasets",
+	return entry(apigroups.AppsV1, "replicasets", "ReplicaSet", true, "/registry/replicasets",
 		func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &appsv1.ReplicaSetList{} },
 		&registry.Resource{ShortNames: []string{"rs"}, Categories: []string{"all"}, Strategy: replicaSetStrategy,
 			Subresources: statusAndScale, Scale: scaleRules, Printer: replicaSetPrinter,

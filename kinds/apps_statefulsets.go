@@ -5,6 +5,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 
 // statefulSetsEntry describes the statefulsets resource (apps/v1 StatefulSet).
 func statefulSetsEntry() *registry.Resource {
-	return entry(appsV1, "statefulsets", "StatefulSet", true, "/registry/statefulsets",
+	return entry(apigroups.AppsV1, "statefulsets", "StatefulSet", true, "/registry/statefulsets",
 		func() runtime.Object { return &appsv1.StatefulSet{} }, func() runtime.Object { return &appsv1.StatefulSetList{} },
 		&registry.Resource{ShortNames: []string{"sts"}, Categories: []string{"all"}, Strategy: statefulSetStrategy,
 			Subresources: statusAndScale, Scale: scaleRules, Printer: statefulSetPrinter})

@@ -6,6 +6,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ import (
 
 // horizontalPodAutoscalersEntry describes the horizontalpodautoscalers resource (autoscaling/v2 HorizontalPodAutoscaler).
 func horizontalPodAutoscalersEntry() *registry.Resource {
-	return entry(autoscalingV2, "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, "/registry/horizontalpodautoscalers",
+	return entry(apigroups.AutoscalingV2, "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, "/registry/horizontalpodautoscalers",
 		func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
 		func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
 		&registry.Resource{ShortNames: []string{"hpa"}, Categories: []string{"all"}, Strategy: hpaStrategy,

@@ -4,6 +4,7 @@ package kinds
 // and columns.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"regexp"
 	"strings"
@@ -19,7 +20,7 @@ import (
 
 // cronJobsEntry describes the cronjobs resource (batch/v1 CronJob).
 func cronJobsEntry() *registry.Resource {
-	return entry(batchV1, "cronjobs", "CronJob", true, "/registry/cronjobs",
+	return entry(apigroups.BatchV1, "cronjobs", "CronJob", true, "/registry/cronjobs",
 		func() runtime.Object { return &batchv1.CronJob{} }, func() runtime.Object { return &batchv1.CronJobList{} },
 		&registry.Resource{ShortNames: []string{"cj"}, Categories: []string{"all"}, Strategy: cronJobStrategy,
 			Subresources: []string{"status"}, Printer: cronJobPrinter})

@@ -7,6 +7,7 @@ package kinds
 import (
 	"fmt"
 	"math"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 	_ "time/tzdata"
@@ -24,7 +25,7 @@ import (
 
 // jobsEntry describes the jobs resource (batch/v1 Job).
 func jobsEntry() *registry.Resource {
-	return entry(batchV1, "jobs", "Job", true, "/registry/jobs",
+	return entry(apigroups.BatchV1, "jobs", "Job", true, "/registry/jobs",
 		func() runtime.Object { return &batchv1.Job{} }, func() runtime.Object { return &batchv1.JobList{} },
 		&registry.Resource{Categories: []string{"all"}, Strategy: jobStrategy, Subresources: []string{"status"}, Printer: jobPrinter,
 			SelectableFields: func(obj runtime.Object) fields.Set {

@@ -3,6 +3,7 @@ package kinds
 // Leases (coordination.k8s.io/v1), which every node renews.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // leasesEntry describes the leases resource (coordination.k8s.io/v1 Lease).
 func leasesEntry() *registry.Resource {
-	return entry(coordinationV1, "leases", "Lease", true, "/registry/leases",
+	return entry(apigroups.CoordinationV1, "leases", "Lease", true, "/registry/leases",
 		func() runtime.Object { return &coordinationv1.Lease{} }, func() runtime.Object { return &coordinationv1.LeaseList{} },
 		&registry.Resource{AllowCreateOnUpdate: true, Strategy: leaseStrategy, Printer: leasePrinter,
 			// Every node renews its Lease every 10 s.

@@ -3,6 +3,7 @@ package kinds
 // ConfigMaps: upstream's size limit and key rules.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 // configMapsEntry describes the configmaps resource (core/v1 ConfigMap).
 func configMapsEntry() *registry.Resource {
-	return entry(coreV1, "configmaps", "ConfigMap", true, "/registry/configmaps",
+	return entry(apigroups.CoreV1, "configmaps", "ConfigMap", true, "/registry/configmaps",
 		func() runtime.Object { return &corev1.ConfigMap{} }, func() runtime.Object { return &corev1.ConfigMapList{} },
 		&registry.Resource{ShortNames: []string{"cm"}, Strategy: configMapStrategy, Printer: configMapPrinter})
 }

@@ -4,6 +4,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 // endpointsEntry describes the endpoints resource (core/v1 Endpoints).
 func endpointsEntry() *registry.Resource {
-	return entry(coreV1, "endpoints", "Endpoints", true, "/registry/services/endpoints",
+	return entry(apigroups.CoreV1, "endpoints", "Endpoints", true, "/registry/services/endpoints",
 		func() runtime.Object { return &corev1.Endpoints{} }, func() runtime.Object { return &corev1.EndpointsList{} },
 		&registry.Resource{ShortNames: []string{"ep"}, Strategy: endpointsStrategy, Printer: endpointsPrinter})
 }

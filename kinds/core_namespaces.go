@@ -20,6 +20,7 @@ package kinds
 // them) is removed at once too: no controller would ever finalize it.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -33,7 +34,7 @@ import (
 // namespacesEntry describes the namespaces resource (core/v1 Namespace).
 // As upstream, a collection of namespaces cannot be deleted at once.
 func namespacesEntry() *registry.Resource {
-	return withoutDeleteCollection(entry(coreV1, "namespaces", "Namespace", false, "/registry/namespaces",
+	return withoutDeleteCollection(entry(apigroups.CoreV1, "namespaces", "Namespace", false, "/registry/namespaces",
 		func() runtime.Object { return &corev1.Namespace{} }, func() runtime.Object { return &corev1.NamespaceList{} },
 		&registry.Resource{ShortNames: []string{"ns"}, Strategy: namespaceStrategy, Subresources: []string{"status", "finalize"},
 			Printer: namespacePrinter, SelectableFields: func(obj runtime.Object) fields.Set {

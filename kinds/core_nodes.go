@@ -3,6 +3,7 @@ package kinds
 // Nodes: their defaults, taints and `kubectl get` columns.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"sort"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 // nodesEntry describes the nodes resource (core/v1 Node), at upstream's
 // historical prefix.
 func nodesEntry() *registry.Resource {
-	return entry(coreV1, "nodes", "Node", false, "/registry/minions",
+	return entry(apigroups.CoreV1, "nodes", "Node", false, "/registry/minions",
 		func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &corev1.NodeList{} },
 		&registry.Resource{ShortNames: []string{"no"}, Strategy: nodeStrategy, Subresources: []string{"status"},
 			Printer: nodePrinter, SelectableFields: func(obj runtime.Object) fields.Set {

@@ -4,6 +4,7 @@ package kinds
 // update and graceful-delete rules, and a small part of its validation.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ func podSelectableFields(obj runtime.Object) fields.Set {
 
 // podsEntry describes the pods resource (core/v1 Pod).
 func podsEntry() *registry.Resource {
-	return entry(coreV1, "pods", "Pod", true, "/registry/pods",
+	return entry(apigroups.CoreV1, "pods", "Pod", true, "/registry/pods",
 		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} },
 		&registry.Resource{ShortNames: []string{"po"}, Categories: []string{"all"}, Strategy: podStrategy,
 			Subresources: []string{"status"}, ContainerSubresources: []string{"log", "exec", "attach", "portforward"},

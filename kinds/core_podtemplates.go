@@ -3,6 +3,7 @@ package kinds
 // PodTemplates: a pod template defaulted and checked like a workload's.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // podTemplatesEntry describes the podtemplates resource (core/v1 PodTemplate).
 func podTemplatesEntry() *registry.Resource {
-	return entry(coreV1, "podtemplates", "PodTemplate", true, "/registry/podtemplates",
+	return entry(apigroups.CoreV1, "podtemplates", "PodTemplate", true, "/registry/podtemplates",
 		func() runtime.Object { return &corev1.PodTemplate{} }, func() runtime.Object { return &corev1.PodTemplateList{} },
 		&registry.Resource{Strategy: podTemplateStrategy, Printer: podTemplatePrinter})
 }

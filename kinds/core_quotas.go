@@ -7,6 +7,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"sort"
 	"strings"
@@ -22,14 +23,14 @@ import (
 
 // resourceQuotasEntry describes the resourcequotas resource (core/v1 ResourceQuota).
 func resourceQuotasEntry() *registry.Resource {
-	return entry(coreV1, "resourcequotas", "ResourceQuota", true, "/registry/resourcequotas",
+	return entry(apigroups.CoreV1, "resourcequotas", "ResourceQuota", true, "/registry/resourcequotas",
 		func() runtime.Object { return &corev1.ResourceQuota{} }, func() runtime.Object { return &corev1.ResourceQuotaList{} },
 		&registry.Resource{ShortNames: []string{"quota"}, Strategy: resourceQuotaStrategy, Subresources: []string{"status"}, Printer: resourceQuotaPrinter})
 }
 
 // limitRangesEntry describes the limitranges resource (core/v1 LimitRange).
 func limitRangesEntry() *registry.Resource {
-	return entry(coreV1, "limitranges", "LimitRange", true, "/registry/limitranges",
+	return entry(apigroups.CoreV1, "limitranges", "LimitRange", true, "/registry/limitranges",
 		func() runtime.Object { return &corev1.LimitRange{} }, func() runtime.Object { return &corev1.LimitRangeList{} },
 		&registry.Resource{ShortNames: []string{"limits"}, Strategy: limitRangeStrategy, Printer: limitRangePrinter})
 }

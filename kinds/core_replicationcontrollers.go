@@ -4,6 +4,7 @@ package kinds
 // ReplicaSet; deleting one orphans its pods by default, as upstream.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 
 // replicationControllersEntry describes the replicationcontrollers resource (core/v1 ReplicationController).
 func replicationControllersEntry() *registry.Resource {
-	return entry(coreV1, "replicationcontrollers", "ReplicationController", true, "/registry/controllers",
+	return entry(apigroups.CoreV1, "replicationcontrollers", "ReplicationController", true, "/registry/controllers",
 		func() runtime.Object { return &corev1.ReplicationController{} }, func() runtime.Object { return &corev1.ReplicationControllerList{} },
 		&registry.Resource{ShortNames: []string{"rc"}, Categories: []string{"all"}, Strategy: replicationControllerStrategy,
 			Subresources: statusAndScale, Scale: scaleRules, Printer: replicationControllerPrinter,

@@ -6,6 +6,7 @@ package kinds
 
 import (
 	"encoding/json"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 
 // secretsEntry describes the secrets resource (core/v1 Secret).
 func secretsEntry() *registry.Resource {
-	return entry(coreV1, "secrets", "Secret", true, "/registry/secrets",
+	return entry(apigroups.CoreV1, "secrets", "Secret", true, "/registry/secrets",
 		func() runtime.Object { return &corev1.Secret{} }, func() runtime.Object { return &corev1.SecretList{} },
 		&registry.Resource{Strategy: secretStrategy, Printer: secretPrinter, SelectableFields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"type": string(obj.(*corev1.Secret).Type)}

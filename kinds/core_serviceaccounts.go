@@ -3,6 +3,7 @@ package kinds
 // ServiceAccounts.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 // serviceAccountsEntry describes the serviceaccounts resource (core/v1 ServiceAccount).
 func serviceAccountsEntry() *registry.Resource {
-	return entry(coreV1, "serviceaccounts", "ServiceAccount", true, "/registry/serviceaccounts",
+	return entry(apigroups.CoreV1, "serviceaccounts", "ServiceAccount", true, "/registry/serviceaccounts",
 		func() runtime.Object { return &corev1.ServiceAccount{} }, func() runtime.Object { return &corev1.ServiceAccountList{} },
 		&registry.Resource{ShortNames: []string{"sa"}, Strategy: serviceAccountStrategy, Printer: serviceAccountPrinter})
 }

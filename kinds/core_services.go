@@ -7,6 +7,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"net"
 	"strings"
@@ -26,7 +27,7 @@ import (
 // servicesEntry describes the services resource (core/v1 Service). As
 // upstream, a collection of Services cannot be deleted at once.
 func servicesEntry(services serviceRanges) *registry.Resource {
-	return withoutDeleteCollection(entry(coreV1, "services", "Service", true, "/registry/services/specs",
+	return withoutDeleteCollection(entry(apigroups.CoreV1, "services", "Service", true, "/registry/services/specs",
 		func() runtime.Object { return &corev1.Service{} }, func() runtime.Object { return &corev1.ServiceList{} },
 		&registry.Resource{ShortNames: []string{"svc"}, Categories: []string{"all"}, Strategy: newServiceStrategy(services),
 			Subresources: []string{"status"}, Printer: servicePrinter}))

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"minicp/registry/rangealloc"
 	"net"
@@ -292,7 +293,7 @@ func (r serviceRanges) allocators(env registry.HookEnv) (*Allocators, error) {
 	if !ok {
 		return nil, apierrors.NewInternalError(fmt.Errorf("no serializer for %q", env.StorageMediaType))
 	}
-	codec := registry.Codecs.CodecForVersions(info.Serializer, info.Serializer, coreV1, coreV1)
+	codec := registry.Codecs.CodecForVersions(info.Serializer, info.Serializer, apigroups.CoreV1, apigroups.CoreV1)
 	return &Allocators{IPs: rangealloc.NewIPs(env.KV, codec, r.ips), Ports: rangealloc.NewPorts(env.KV, codec, r.ports)}, nil
 }
 

@@ -5,6 +5,7 @@ package kinds
 // a size, one volume source, what an update may change).
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"reflect"
 	"strings"
@@ -21,14 +22,14 @@ import (
 
 // persistentVolumeClaimsEntry describes the persistentvolumeclaims resource (core/v1 PersistentVolumeClaim).
 func persistentVolumeClaimsEntry() *registry.Resource {
-	return entry(coreV1, "persistentvolumeclaims", "PersistentVolumeClaim", true, "/registry/persistentvolumeclaims",
+	return entry(apigroups.CoreV1, "persistentvolumeclaims", "PersistentVolumeClaim", true, "/registry/persistentvolumeclaims",
 		func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
 		&registry.Resource{ShortNames: []string{"pvc"}, Strategy: claimStrategy, Subresources: []string{"status"}, Printer: claimPrinter})
 }
 
 // persistentVolumesEntry describes the persistentvolumes resource (core/v1 PersistentVolume).
 func persistentVolumesEntry() *registry.Resource {
-	return entry(coreV1, "persistentvolumes", "PersistentVolume", false, "/registry/persistentvolumes",
+	return entry(apigroups.CoreV1, "persistentvolumes", "PersistentVolume", false, "/registry/persistentvolumes",
 		func() runtime.Object { return &corev1.PersistentVolume{} }, func() runtime.Object { return &corev1.PersistentVolumeList{} },
 		&registry.Resource{ShortNames: []string{"pv"}, Strategy: volumeStrategy, Subresources: []string{"status"}, Printer: volumePrinter})
 }

@@ -4,6 +4,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 
 // endpointSlicesEntry describes the endpointslices resource (discovery.k8s.io/v1 EndpointSlice).
 func endpointSlicesEntry() *registry.Resource {
-	return entry(discoveryV1, "endpointslices", "EndpointSlice", true, "/registry/endpointslices",
+	return entry(apigroups.DiscoveryV1, "endpointslices", "EndpointSlice", true, "/registry/endpointslices",
 		func() runtime.Object { return &discoveryv1.EndpointSlice{} }, func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
 		&registry.Resource{Strategy: endpointSliceStrategy, Printer: endpointSlicePrinter})
 }

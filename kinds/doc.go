@@ -21,7 +21,8 @@
 // To add a built-in kind: give it a file with its entry (entry(...)), its
 // strategy (kindStrategy with its defaults and validation, when upstream
 // has any) and its printer; list the entry in Builtin; and, for a group
-// minicp did not serve yet, add the group version to groups.go. Its
+// minicp did not serve yet, add the group version to package apigroups,
+// the one list of groups (the Scheme is built from it). Its
 // storage sample goes to internal/storagetest (kinds_samples.go), so that
 // the conformance suite runs over it too.
 package kinds

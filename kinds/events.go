@@ -8,6 +8,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func eventSelectableFields(obj runtime.Object) fields.Set {
 
 // eventsV1Entry describes the events resource (events.k8s.io/v1 Event).
 func eventsV1Entry() *registry.Resource {
-	return entry(eventsV1, "events", "Event", true, "/registry/events",
+	return entry(apigroups.EventsV1, "events", "Event", true, "/registry/events",
 		func() runtime.Object { return &eventsv1.Event{} }, func() runtime.Object { return &eventsv1.EventList{} },
 		&registry.Resource{ShortNames: []string{"ev"}, TTL: registry.TTLEvent, AllowCreateOnUpdate: true, Strategy: eventsV1Strategy,
 			StoredAs: eventsStoredAsCore, Printer: eventsV1Printer, GarbageCollectorIgnored: true})
@@ -50,7 +51,7 @@ func eventsV1Entry() *registry.Resource {
 // eventsEntry describes the events resource (core/v1 Event), whose keys
 // etcd deletes after --event-ttl.
 func eventsEntry() *registry.Resource {
-	return entry(coreV1, "events", "Event", true, "/registry/events",
+	return entry(apigroups.CoreV1, "events", "Event", true, "/registry/events",
 		func() runtime.Object { return &corev1.Event{} }, func() runtime.Object { return &corev1.EventList{} },
 		&registry.Resource{ShortNames: []string{"ev"}, TTL: registry.TTLEvent, AllowCreateOnUpdate: true, Strategy: eventStrategy,
 			GarbageCollectorIgnored: true,
@@ -107,7 +108,7 @@ func v1EventFromCore(e *corev1.Event) *eventsv1.Event {
 
 // eventsStoredAsCore stores events.k8s.io/v1 Events as core/v1 Events.
 var eventsStoredAsCore = &registry.StoredForm{
-	GroupVersion: coreV1,
+	GroupVersion: apigroups.CoreV1,
 	New:          func() runtime.Object { return &corev1.Event{} },
 	ToStorage:    func(obj runtime.Object) runtime.Object { return coreEventFromV1(obj.(*eventsv1.Event)) },
 	FromStorage:  func(obj runtime.Object) runtime.Object { return v1EventFromCore(obj.(*corev1.Event)) },

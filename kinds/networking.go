@@ -6,6 +6,7 @@ package kinds
 
 import (
 	"fmt"
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"net"
 	"strings"
@@ -23,21 +24,21 @@ import (
 
 // ingressesEntry describes the ingresses resource (networking.k8s.io/v1 Ingress).
 func ingressesEntry() *registry.Resource {
-	return entry(networkingV1, "ingresses", "Ingress", true, "/registry/ingress",
+	return entry(apigroups.NetworkingV1, "ingresses", "Ingress", true, "/registry/ingress",
 		func() runtime.Object { return &networkingv1.Ingress{} }, func() runtime.Object { return &networkingv1.IngressList{} },
 		&registry.Resource{ShortNames: []string{"ing"}, Strategy: ingressStrategy, Subresources: []string{"status"}, Printer: ingressPrinter})
 }
 
 // ingressClassesEntry describes the ingressclasses resource (networking.k8s.io/v1 IngressClass).
 func ingressClassesEntry() *registry.Resource {
-	return entry(networkingV1, "ingressclasses", "IngressClass", false, "/registry/ingressclasses",
+	return entry(apigroups.NetworkingV1, "ingressclasses", "IngressClass", false, "/registry/ingressclasses",
 		func() runtime.Object { return &networkingv1.IngressClass{} }, func() runtime.Object { return &networkingv1.IngressClassList{} },
 		&registry.Resource{Strategy: ingressClassStrategy, Printer: ingressClassPrinter})
 }
 
 // networkPoliciesEntry describes the networkpolicies resource (networking.k8s.io/v1 NetworkPolicy).
 func networkPoliciesEntry() *registry.Resource {
-	return entry(networkingV1, "networkpolicies", "NetworkPolicy", true, "/registry/networkpolicies",
+	return entry(apigroups.NetworkingV1, "networkpolicies", "NetworkPolicy", true, "/registry/networkpolicies",
 		func() runtime.Object { return &networkingv1.NetworkPolicy{} }, func() runtime.Object { return &networkingv1.NetworkPolicyList{} },
 		&registry.Resource{ShortNames: []string{"netpol"}, Strategy: networkPolicyStrategy, Printer: networkPolicyPrinter})
 }

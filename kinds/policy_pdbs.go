@@ -3,6 +3,7 @@ package kinds
 // PodDisruptionBudgets (policy/v1).
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 // podDisruptionBudgetsEntry describes the poddisruptionbudgets resource (policy/v1 PodDisruptionBudget).
 func podDisruptionBudgetsEntry() *registry.Resource {
-	return entry(policyV1, "poddisruptionbudgets", "PodDisruptionBudget", true, "/registry/poddisruptionbudgets",
+	return entry(apigroups.PolicyV1, "poddisruptionbudgets", "PodDisruptionBudget", true, "/registry/poddisruptionbudgets",
 		func() runtime.Object { return &policyv1.PodDisruptionBudget{} }, func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
 		&registry.Resource{ShortNames: []string{"pdb"}, Strategy: pdbStrategy, Subresources: []string{"status"}, Printer: pdbPrinter})
 }

@@ -5,6 +5,7 @@ package kinds
 // nothing with them.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"
@@ -19,28 +20,28 @@ import (
 
 // rolesEntry describes the roles resource (rbac.authorization.k8s.io/v1 Role).
 func rolesEntry() *registry.Resource {
-	return entry(rbacV1, "roles", "Role", true, "/registry/roles",
+	return entry(apigroups.RBACV1, "roles", "Role", true, "/registry/roles",
 		func() runtime.Object { return &rbacv1.Role{} }, func() runtime.Object { return &rbacv1.RoleList{} },
 		&registry.Resource{Strategy: roleStrategy, Printer: rolePrinter})
 }
 
 // roleBindingsEntry describes the rolebindings resource (rbac.authorization.k8s.io/v1 RoleBinding).
 func roleBindingsEntry() *registry.Resource {
-	return entry(rbacV1, "rolebindings", "RoleBinding", true, "/registry/rolebindings",
+	return entry(apigroups.RBACV1, "rolebindings", "RoleBinding", true, "/registry/rolebindings",
 		func() runtime.Object { return &rbacv1.RoleBinding{} }, func() runtime.Object { return &rbacv1.RoleBindingList{} },
 		&registry.Resource{Strategy: roleBindingStrategy, Printer: roleBindingPrinter})
 }
 
 // clusterRolesEntry describes the clusterroles resource (rbac.authorization.k8s.io/v1 ClusterRole).
 func clusterRolesEntry() *registry.Resource {
-	return entry(rbacV1, "clusterroles", "ClusterRole", false, "/registry/clusterroles",
+	return entry(apigroups.RBACV1, "clusterroles", "ClusterRole", false, "/registry/clusterroles",
 		func() runtime.Object { return &rbacv1.ClusterRole{} }, func() runtime.Object { return &rbacv1.ClusterRoleList{} },
 		&registry.Resource{Strategy: clusterRoleStrategy, Printer: rolePrinter})
 }
 
 // clusterRoleBindingsEntry describes the clusterrolebindings resource (rbac.authorization.k8s.io/v1 ClusterRoleBinding).
 func clusterRoleBindingsEntry() *registry.Resource {
-	return entry(rbacV1, "clusterrolebindings", "ClusterRoleBinding", false, "/registry/clusterrolebindings",
+	return entry(apigroups.RBACV1, "clusterrolebindings", "ClusterRoleBinding", false, "/registry/clusterrolebindings",
 		func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
 		&registry.Resource{Strategy: clusterRoleBindingStrategy, Printer: clusterRoleBindingPrinter})
 }

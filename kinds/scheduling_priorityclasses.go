@@ -3,6 +3,7 @@ package kinds
 // PriorityClasses (scheduling.k8s.io/v1).
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 // priorityClassesEntry describes the priorityclasses resource (scheduling.k8s.io/v1 PriorityClass).
 func priorityClassesEntry() *registry.Resource {
-	return entry(schedulingV1, "priorityclasses", "PriorityClass", false, "/registry/priorityclasses",
+	return entry(apigroups.SchedulingV1, "priorityclasses", "PriorityClass", false, "/registry/priorityclasses",
 		func() runtime.Object { return &schedulingv1.PriorityClass{} }, func() runtime.Object { return &schedulingv1.PriorityClassList{} },
 		&registry.Resource{ShortNames: []string{"pc"}, Strategy: priorityClassStrategy, Printer: priorityClassPrinter})
 }

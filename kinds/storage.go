@@ -4,6 +4,7 @@ package kinds
 // (storage.k8s.io/v1): upstream's defaults and columns.
 
 import (
+	"minicp/kinds/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"
@@ -16,28 +17,28 @@ import (
 
 // storageClassesEntry describes the storageclasses resource (storage.k8s.io/v1 StorageClass).
 func storageClassesEntry() *registry.Resource {
-	return entry(storageV1, "storageclasses", "StorageClass", false, "/registry/storageclasses",
+	return entry(apigroups.StorageV1, "storageclasses", "StorageClass", false, "/registry/storageclasses",
 		func() runtime.Object { return &storagev1.StorageClass{} }, func() runtime.Object { return &storagev1.StorageClassList{} },
 		&registry.Resource{ShortNames: []string{"sc"}, Strategy: storageClassStrategy, Printer: storageClassPrinter})
 }
 
 // csiDriversEntry describes the csidrivers resource (storage.k8s.io/v1 CSIDriver).
 func csiDriversEntry() *registry.Resource {
-	return entry(storageV1, "csidrivers", "CSIDriver", false, "/registry/csidrivers",
+	return entry(apigroups.StorageV1, "csidrivers", "CSIDriver", false, "/registry/csidrivers",
 		func() runtime.Object { return &storagev1.CSIDriver{} }, func() runtime.Object { return &storagev1.CSIDriverList{} },
 		&registry.Resource{Strategy: csiDriverStrategy, Printer: csiDriverPrinter})
 }
 
 // csiNodesEntry describes the csinodes resource (storage.k8s.io/v1 CSINode).
 func csiNodesEntry() *registry.Resource {
-	return entry(storageV1, "csinodes", "CSINode", false, "/registry/csinodes",
+	return entry(apigroups.StorageV1, "csinodes", "CSINode", false, "/registry/csinodes",
 		func() runtime.Object { return &storagev1.CSINode{} }, func() runtime.Object { return &storagev1.CSINodeList{} },
 		&registry.Resource{Strategy: csiNodeStrategy, Printer: csiNodePrinter})
 }
 
 // volumeAttachmentsEntry describes the volumeattachments resource (storage.k8s.io/v1 VolumeAttachment).
 func volumeAttachmentsEntry() *registry.Resource {
-	return entry(storageV1, "volumeattachments", "VolumeAttachment", false, "/registry/volumeattachments",
+	return entry(apigroups.StorageV1, "volumeattachments", "VolumeAttachment", false, "/registry/volumeattachments",
 		func() runtime.Object { return &storagev1.VolumeAttachment{} }, func() runtime.Object { return &storagev1.VolumeAttachmentList{} },
 		&registry.Resource{Strategy: volumeAttachmentStrategy, Subresources: []string{"status"}, Printer: volumeAttachmentPrinter})
 }
