@@ -5,7 +5,7 @@ package kinds
 // minicp calls no webhook.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

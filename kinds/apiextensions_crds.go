@@ -12,7 +12,7 @@ package kinds
 
 import (
 	"context"
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

@@ -4,7 +4,7 @@ package kinds
 // DaemonSet keeps of its template.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"

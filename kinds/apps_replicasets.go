@@ -3,7 +3,7 @@ package kinds
 // ReplicaSets (apps/v1): upstream's defaults, validation and columns.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

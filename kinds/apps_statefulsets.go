@@ -5,7 +5,7 @@ package kinds
 
 import (
 	"fmt"
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

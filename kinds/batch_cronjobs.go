@@ -4,7 +4,7 @@ package kinds
 // and columns.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"regexp"
 	"strings"

@@ -7,7 +7,7 @@ package kinds
 import (
 	"fmt"
 	"math"
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 	_ "time/tzdata"

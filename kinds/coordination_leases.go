@@ -3,7 +3,7 @@ package kinds
 // Leases (coordination.k8s.io/v1), which every node renews.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

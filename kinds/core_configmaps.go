@@ -3,7 +3,7 @@ package kinds
 // ConfigMaps: upstream's size limit and key rules.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

@@ -20,7 +20,7 @@ package kinds
 // them) is removed at once too: no controller would ever finalize it.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

@@ -3,7 +3,7 @@ package kinds
 // Nodes: their defaults, taints and `kubectl get` columns.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"sort"
 	"strconv"

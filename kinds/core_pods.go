@@ -4,7 +4,7 @@ package kinds
 // update and graceful-delete rules, and a small part of its validation.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"strconv"
 	"strings"

@@ -3,7 +3,7 @@ package kinds
 // PodTemplates: a pod template defaulted and checked like a workload's.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

@@ -7,7 +7,7 @@ package kinds
 
 import (
 	"fmt"
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"sort"
 	"strings"

@@ -4,7 +4,7 @@ package kinds
 // ReplicaSet; deleting one orphans its pods by default, as upstream.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

@@ -6,7 +6,7 @@ package kinds
 
 import (
 	"encoding/json"
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

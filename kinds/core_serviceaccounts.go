@@ -3,7 +3,7 @@ package kinds
 // ServiceAccounts.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

@@ -15,7 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"minicp/registry/rangealloc"
 	"net"

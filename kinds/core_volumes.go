@@ -5,7 +5,7 @@ package kinds
 // a size, one volume source, what an update may change).
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"reflect"
 	"strings"

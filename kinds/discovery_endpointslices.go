@@ -4,7 +4,7 @@ package kinds
 
 import (
 	"fmt"
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"

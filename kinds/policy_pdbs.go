@@ -3,7 +3,7 @@ package kinds
 // PodDisruptionBudgets (policy/v1).
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

@@ -5,7 +5,7 @@ package kinds
 // nothing with them.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"

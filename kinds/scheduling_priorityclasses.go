@@ -3,7 +3,7 @@ package kinds
 // PriorityClasses (scheduling.k8s.io/v1).
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"time"
 

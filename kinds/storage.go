@@ -4,7 +4,7 @@ package kinds
 // (storage.k8s.io/v1): upstream's defaults and columns.
 
 import (
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 	"minicp/registry"
 	"strings"
 	"time"

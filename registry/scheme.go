@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
-	"minicp/kinds/apigroups"
+	"minicp/apigroups"
 )
 
 // Scheme knows every type minicp serves (the group versions of
