@@ -11,6 +11,7 @@ import (
 	"minicp/apiserver"
 	"minicp/embedetcd"
 	"minicp/kinds"
+	"minicp/lease"
 	"minicp/registry"
 	"minicp/registry/rangealloc"
 	"minicp/watchcache"
@@ -136,6 +137,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := rangealloc.ParseIPRange(c.ServiceClusterIPRange); err != nil {
 		errs = append(errs, fmt.Errorf("--service-cluster-ip-range: %w", err))
+	}
+	if c.Nodes.Simulated > 0 {
+		if err := lease.CheckServiceRange(c.ServiceClusterIPRange); err != nil {
+			errs = append(errs, fmt.Errorf("--service-cluster-ip-range with --simulated-nodes: %w", err))
+		}
 	}
 	if _, err := rangealloc.ParsePortRange(c.ServiceNodePortRange); err != nil {
 		errs = append(errs, fmt.Errorf("--service-node-port-range: %w", err))

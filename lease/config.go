@@ -98,6 +98,9 @@ func (c *AgentConfig) Validate() error {
 	if c.Nodes < 0 {
 		errs = append(errs, fmt.Errorf("--nodes must not be negative, got %d", c.Nodes))
 	}
+	if c.Nodes > MaxNodes {
+		errs = append(errs, fmt.Errorf("--nodes must be at most %d, the addresses of %s, got %d", MaxNodes, NodeAddressRange, c.Nodes))
+	}
 	if msgs := validation.IsDNS1123Subdomain(c.NodePrefix + "0"); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--node-prefix %q does not make valid node names: %v", c.NodePrefix, msgs))
 	}

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"fmt"
 	"time"
 
 	"minicp/internal/kubeversion"
@@ -127,10 +126,4 @@ func newLease(node *corev1.Node, duration time.Duration, now time.Time) *coordin
 			RenewTime:            &metav1.MicroTime{Time: now},
 		},
 	}
-}
-
-// internalIP is node index's address in 10.0.0.0/8, from 10.0.0.1 up.
-func internalIP(index int) string {
-	n := index + 1
-	return fmt.Sprintf("10.%d.%d.%d", n>>16&0xff, n>>8&0xff, n&0xff)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
@@ -186,6 +188,9 @@ func runAgent(ctx context.Context, cfg *config, etcd *clientv3.Client, out io.Wr
 		defer close(stopEvents)
 		cfg.agent.Recorder = broadcaster.NewRecorder(lease.KubeletComponent)
 	}
+	if err := checkServiceAddresses(ctx, cs); err != nil {
+		return err
+	}
 	agent, err := lease.NewAgent(cfg.agent, cs)
 	if err != nil {
 		return err
@@ -210,4 +215,16 @@ func describeNodes(c lease.AgentConfig) string {
 		return fmt.Sprintf("1 node (%s0)", c.NodePrefix)
 	}
 	return fmt.Sprintf("%d nodes (%s0..%s%d)", c.Nodes, c.NodePrefix, c.NodePrefix, c.Nodes-1)
+}
+
+// checkServiceAddresses refuses to start nodes whose addresses the
+// cluster's Services already use: kubelet-sim does not know the
+// apiserver's Service range, but the kubernetes Service's ClusterIP, the
+// range's first address, says whether it overlaps the nodes' range.
+func checkServiceAddresses(ctx context.Context, cs kubernetes.Interface) error {
+	svc, err := cs.CoreV1().Services(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		return nil // no such Service (or no right to read it): nothing to compare
+	}
+	return lease.CheckServiceAddress(svc.Spec.ClusterIP)
 }
