@@ -119,7 +119,7 @@ func fieldManagerFor(res *registry.Resource, subresource string) (*managedfields
 
 // statusPath and the metadata paths below are the fields a write of the
 // main resource or of its status subresource does not change: the
-// strategy resets them (registry.Strategy's PrepareForUpdate keeps the
+// strategy resets them (rest.Strategy's PrepareForUpdate keeps the
 // stored status; PrepareForStatusUpdate the stored spec, and
 // metav1.ResetObjectMetaForStatus the labels, annotations, finalizers and
 // owner references). A manager never owns a field its write could not set.

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"minicp/registry"
+	"minicp/registry/rest"
 )
 
 // defaultColumns are upstream's columns for a version that declares none.
@@ -25,7 +25,7 @@ var defaultColumns = []apiextensionsv1.CustomResourceColumnDefinition{{
 }}
 
 // printerFor builds the Printer of a version's columns.
-func printerFor(columns []apiextensionsv1.CustomResourceColumnDefinition) (*registry.Printer, error) {
+func printerFor(columns []apiextensionsv1.CustomResourceColumnDefinition) (*rest.Printer, error) {
 	if len(columns) == 0 {
 		columns = defaultColumns
 	}
@@ -37,7 +37,7 @@ func printerFor(columns []apiextensionsv1.CustomResourceColumnDefinition) (*regi
 	if err != nil {
 		return nil, err
 	}
-	return &registry.Printer{
+	return &rest.Printer{
 		Columns: headers.ColumnDefinitions,
 		Row: func(obj runtime.Object, _ time.Time) (metav1.TableRow, error) {
 			table, err := convertor.ConvertToTable(context.Background(), obj, nil)

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"minicp/registry"
+	"minicp/registry/rest"
 )
 
 // strategy is one served version's write rules.
@@ -35,8 +35,8 @@ func newStrategy(hasStatus bool) *strategy {
 }
 
 // registryStrategy turns s into the Store's Strategy.
-func (s *strategy) registryStrategy() *registry.Strategy {
-	st := &registry.Strategy{
+func (s *strategy) registryStrategy() *rest.Strategy {
+	st := &rest.Strategy{
 		ValidateName:     validation.NameIsDNSSubdomain,
 		PrepareForCreate: func(obj runtime.Object) { s.prepareForCreate(asUnstructured(obj)) },
 		PrepareForUpdate: func(obj, old runtime.Object) { s.prepareForUpdate(asUnstructured(obj), asUnstructured(old)) },

@@ -17,12 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"minicp/registry"
+	"minicp/registry/rest"
 )
 
 // addValidation sets st's schema checks. The registry's strategies take
 // no request context: the CEL cost budget is what bounds the rules' work.
-func (v *Version) addValidation(st *registry.Strategy) {
+func (v *Version) addValidation(st *rest.Strategy) {
 	st.ValidateCreate = func(obj runtime.Object) field.ErrorList {
 		return v.Validate(context.Background(), asUnstructured(obj))
 	}

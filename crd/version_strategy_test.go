@@ -6,11 +6,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"minicp/registry"
+	"minicp/registry/rest"
 )
 
 // testStrategy is the registry Strategy of version v1 of crd.
-func testStrategy(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) *registry.Strategy {
+func testStrategy(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) *rest.Strategy {
 	t.Helper()
 	res, err := ResourceFor(crd, "v1")
 	if err != nil {

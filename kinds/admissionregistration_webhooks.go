@@ -7,6 +7,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -86,13 +87,13 @@ var validatingWebhookStrategy = kindStrategy(kindRules[*admissionregistrationv1.
 var mutatingWebhookStrategy = kindStrategy(kindRules[*admissionregistrationv1.MutatingWebhookConfiguration]{defaults: defaultMutatingWebhooks})
 
 var webhookColumns = []metav1.TableColumnDefinition{
-	registry.NameColumn, column("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in this configuration", 0), registry.AgeColumn,
+	rest.NameColumn, column("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in this configuration", 0), rest.AgeColumn,
 }
 
-var validatingWebhookPrinter = registry.TypedPrinter(webhookColumns, func(c *admissionregistrationv1.ValidatingWebhookConfiguration, now time.Time) metav1.TableRow {
+var validatingWebhookPrinter = rest.TypedPrinter(webhookColumns, func(c *admissionregistrationv1.ValidatingWebhookConfiguration, now time.Time) metav1.TableRow {
 	return metav1.TableRow{Cells: []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp.Time, now)}}
 })
 
-var mutatingWebhookPrinter = registry.TypedPrinter(webhookColumns, func(c *admissionregistrationv1.MutatingWebhookConfiguration, now time.Time) metav1.TableRow {
+var mutatingWebhookPrinter = rest.TypedPrinter(webhookColumns, func(c *admissionregistrationv1.MutatingWebhookConfiguration, now time.Time) metav1.TableRow {
 	return metav1.TableRow{Cells: []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp.Time, now)}}
 })

@@ -14,6 +14,7 @@ import (
 	"context"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -49,7 +50,7 @@ var apiextensionsScheme = func() *runtime.Scheme {
 }()
 
 // crdStrategy is apiextensions' own defaulting and validation.
-var crdStrategy = &registry.Strategy{
+var crdStrategy = &rest.Strategy{
 	ValidateName:           func(string, bool) []string { return nil }, // apiextensions' validation checks <plural>.<group>
 	PrepareForCreate:       crdPrepareForCreate,
 	PrepareForUpdate:       crdPrepareForUpdate,
@@ -135,10 +136,10 @@ func crdValidateUpdate(obj, old runtime.Object) field.ErrorList {
 // customresourcecleanup finalizer and the Terminating condition, so that
 // the generic rules mark the CRD deleted and keep it until the CRD
 // controller has deleted every custom resource and removed the finalizer.
-func crdGracefulDelete(obj runtime.Object, now time.Time) registry.DeleteAction {
+func crdGracefulDelete(obj runtime.Object, now time.Time) rest.DeleteAction {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	if crd.DeletionTimestamp != nil {
-		return registry.DeleteNow
+		return rest.DeleteNow
 	}
 	if !apihelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
 		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
@@ -148,5 +149,5 @@ func crdGracefulDelete(obj runtime.Object, now time.Time) registry.DeleteAction 
 		Reason: "InstanceDeletionPending", Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
 		LastTransitionTime: metav1.NewTime(now),
 	})
-	return registry.DeleteNow
+	return rest.DeleteNow
 }

@@ -6,6 +6,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"strings"
 	"time"
 
@@ -41,12 +42,12 @@ var controllerRevisionStrategy = kindStrategy(kindRules[*appsv1.ControllerRevisi
 	validate: validateControllerRevision, validateUpdate: validateControllerRevisionUpdate,
 })
 
-var controllerRevisionPrinter = registry.TypedPrinter(
+var controllerRevisionPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Controller", "string", "Controller of the object", 0),
 		column("Revision", "integer", appsv1.ControllerRevision{}.SwaggerDoc()["revision"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(cr *appsv1.ControllerRevision, now time.Time) metav1.TableRow {
 		controller := "<none>"

@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,16 +76,16 @@ var daemonSetStrategy = kindStrategy(kindRules[*appsv1.DaemonSet]{
 	},
 })
 
-var daemonSetPrinter = registry.TypedPrinter(
+var daemonSetPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Desired", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["desiredNumberScheduled"], 0),
 		column("Current", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["currentNumberScheduled"], 0),
 		column("Ready", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["numberReady"], 0),
 		column("Up-to-date", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["updatedNumberScheduled"], 0),
 		column("Available", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["numberAvailable"], 0),
 		column("Node Selector", "string", corev1.PodSpec{}.SwaggerDoc()["nodeSelector"], 0),
-		registry.AgeColumn, containersColumn, imagesColumn, selectorColumn,
+		rest.AgeColumn, containersColumn, imagesColumn, selectorColumn,
 	},
 	func(ds *appsv1.DaemonSet, now time.Time) metav1.TableRow {
 		containers, images := containersAndImages(&ds.Spec.Template.Spec)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -106,13 +107,13 @@ var deploymentStrategy = kindStrategy(kindRules[*appsv1.Deployment]{
 	},
 })
 
-var deploymentPrinter = registry.TypedPrinter(
+var deploymentPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Ready", "string", "Number of the pod with ready state", 0),
 		column("Up-to-date", "integer", appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"], 0),
 		column("Available", "integer", appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"], 0),
-		registry.AgeColumn, containersColumn, imagesColumn, selectorColumn,
+		rest.AgeColumn, containersColumn, imagesColumn, selectorColumn,
 	},
 	func(d *appsv1.Deployment, now time.Time) metav1.TableRow {
 		containers, images := containersAndImages(&d.Spec.Template.Spec)

@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,7 +47,7 @@ var replicaSetStrategy = kindStrategy(kindRules[*appsv1.ReplicaSet]{
 	},
 })
 
-var replicaSetPrinter = registry.TypedPrinter(replicaColumns, func(rs *appsv1.ReplicaSet, now time.Time) metav1.TableRow {
+var replicaSetPrinter = rest.TypedPrinter(replicaColumns, func(rs *appsv1.ReplicaSet, now time.Time) metav1.TableRow {
 	containers, images := containersAndImages(&rs.Spec.Template.Spec)
 	return metav1.TableRow{Cells: []any{
 		rs.Name, replicasOf(rs.Spec.Replicas), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -104,10 +105,10 @@ var statefulSetStrategy = kindStrategy(kindRules[*appsv1.StatefulSet]{
 	defaults: defaultStatefulSet, validate: validateStatefulSet, validateUpdate: validateStatefulSetUpdate,
 })
 
-var statefulSetPrinter = registry.TypedPrinter(
+var statefulSetPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn, column("Ready", "string", "Number of the pod with ready state", 0),
-		registry.AgeColumn, containersColumn, imagesColumn,
+		rest.NameColumn, column("Ready", "string", "Number of the pod with ready state", 0),
+		rest.AgeColumn, containersColumn, imagesColumn,
 	},
 	func(ss *appsv1.StatefulSet, now time.Time) metav1.TableRow {
 		containers, images := containersAndImages(&ss.Spec.Template.Spec)

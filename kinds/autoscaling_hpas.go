@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"strings"
 	"time"
 
@@ -233,15 +234,15 @@ var hpaStrategy = kindStrategy(kindRules[*autoscalingv2.HorizontalPodAutoscaler]
 	name: validation.NameIsDNSSubdomain, defaults: defaultHPA, validate: validateHPA,
 })
 
-var hpaPrinter = registry.TypedPrinter(
+var hpaPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Reference", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["scaleTargetRef"], 0),
 		column("Targets", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["metrics"], 0),
 		column("MinPods", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["minReplicas"], 0),
 		column("MaxPods", "integer", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["maxReplicas"], 0),
 		column("Replicas", "integer", autoscalingv2.HorizontalPodAutoscalerStatus{}.SwaggerDoc()["currentReplicas"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(hpa *autoscalingv2.HorizontalPodAutoscaler, now time.Time) metav1.TableRow {
 		ref := hpa.Spec.ScaleTargetRef

@@ -6,6 +6,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"regexp"
 	"strings"
 	"time"
@@ -121,7 +122,7 @@ func validateTimeZone(tz *string, path *field.Path) field.ErrorList {
 	return nil
 }
 
-var cronJobStrategy = func() *registry.Strategy {
+var cronJobStrategy = func() *rest.Strategy {
 	st := kindStrategy(kindRules[*batchv1.CronJob]{
 		defaults: defaultCronJob, validate: validateCronJob, validateUpdate: func(cj, old *batchv1.CronJob) field.ErrorList {
 			return validateScheduleTimeZone(cj, old)
@@ -131,15 +132,15 @@ var cronJobStrategy = func() *registry.Strategy {
 	return st
 }()
 
-var cronJobPrinter = registry.TypedPrinter(
+var cronJobPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Schedule", "string", batchv1.CronJobSpec{}.SwaggerDoc()["schedule"], 0),
 		column("Timezone", "string", batchv1.CronJobSpec{}.SwaggerDoc()["timeZone"], 0),
 		column("Suspend", "boolean", batchv1.CronJobSpec{}.SwaggerDoc()["suspend"], 0),
 		column("Active", "integer", batchv1.CronJobStatus{}.SwaggerDoc()["active"], 0),
 		column("Last Schedule", "string", batchv1.CronJobStatus{}.SwaggerDoc()["lastScheduleTime"], 0),
-		registry.AgeColumn, containersColumn, imagesColumn, selectorColumn,
+		rest.AgeColumn, containersColumn, imagesColumn, selectorColumn,
 	},
 	func(cj *batchv1.CronJob, now time.Time) metav1.TableRow {
 		last := "<none>"

@@ -9,6 +9,7 @@ import (
 	"math"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 	_ "time/tzdata"
 
@@ -157,13 +158,13 @@ var jobStrategy = orphaning(kindStrategy(kindRules[*batchv1.Job]{
 	validateUpdate: validateJobUpdate,
 }))
 
-var jobPrinter = registry.TypedPrinter(
+var jobPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Status", "string", "Status of the job.", 0),
 		column("Completions", "string", batchv1.JobStatus{}.SwaggerDoc()["succeeded"], 0),
 		column("Duration", "string", "Time required to complete the job.", 0),
-		registry.AgeColumn, containersColumn, imagesColumn, selectorColumn,
+		rest.AgeColumn, containersColumn, imagesColumn, selectorColumn,
 	},
 	func(job *batchv1.Job, now time.Time) metav1.TableRow {
 		completions := fmt.Sprintf("%d/1 of %d", job.Status.Succeeded, replicasOf(job.Spec.Parallelism))

@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -23,11 +24,11 @@ func leasesEntry() *registry.Resource {
 			WatchCacheSize: 5000})
 }
 
-var leasePrinter = registry.TypedPrinter(
+var leasePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(lease *coordinationv1.Lease, now time.Time) metav1.TableRow {
 		holder := ""
@@ -38,7 +39,7 @@ var leasePrinter = registry.TypedPrinter(
 	},
 )
 
-var leaseStrategy = &registry.Strategy{
+var leaseStrategy = &rest.Strategy{
 	ValidateName: validation.NameIsDNSSubdomain,
 	Validate: func(obj runtime.Object) field.ErrorList {
 		spec := obj.(*coordinationv1.Lease).Spec

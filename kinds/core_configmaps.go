@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,11 +23,11 @@ func configMapsEntry() *registry.Resource {
 		&registry.Resource{ShortNames: []string{"cm"}, Strategy: configMapStrategy, Printer: configMapPrinter})
 }
 
-var configMapPrinter = registry.TypedPrinter(
+var configMapPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(cm *corev1.ConfigMap, now time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), age(cm.CreationTimestamp.Time, now)}}
@@ -36,7 +37,7 @@ var configMapPrinter = registry.TypedPrinter(
 // configMapMaxBytes is upstream's limit on a config map's data (1 MiB).
 const configMapMaxBytes = 1024 * 1024
 
-var configMapStrategy = &registry.Strategy{
+var configMapStrategy = &rest.Strategy{
 	ValidateName: validation.NameIsDNSSubdomain,
 	Validate: func(obj runtime.Object) field.ErrorList {
 		cm := obj.(*corev1.ConfigMap)

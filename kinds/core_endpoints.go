@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +34,9 @@ func defaultEndpoints(ep *corev1.Endpoints) {
 
 var endpointsStrategy = kindStrategy(kindRules[*corev1.Endpoints]{defaults: defaultEndpoints})
 
-var endpointsPrinter = registry.TypedPrinter(
+var endpointsPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn, column("Endpoints", "string", corev1.Endpoints{}.SwaggerDoc()["subsets"], 0), registry.AgeColumn,
+		rest.NameColumn, column("Endpoints", "string", corev1.Endpoints{}.SwaggerDoc()["subsets"], 0), rest.AgeColumn,
 	},
 	func(ep *corev1.Endpoints, now time.Time) metav1.TableRow {
 		var addrs []string

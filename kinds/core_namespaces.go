@@ -22,6 +22,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,18 +45,18 @@ func namespacesEntry() *registry.Resource {
 
 // terminateNamespace is the namespaces' gracefulDelete: ns is a copy of
 // the stored namespace, which it may mark.
-func terminateNamespace(obj runtime.Object, now time.Time) registry.DeleteAction {
+func terminateNamespace(obj runtime.Object, now time.Time) rest.DeleteAction {
 	ns := obj.(*corev1.Namespace)
 	switch {
 	case len(ns.Spec.Finalizers) == 0:
-		return registry.DeleteNow
+		return rest.DeleteNow
 	case ns.DeletionTimestamp != nil:
-		return registry.DeleteWait
+		return rest.DeleteWait
 	}
 	stamp := metav1.NewTime(now)
 	ns.DeletionTimestamp = &stamp
 	ns.Status.Phase = corev1.NamespaceTerminating
-	return registry.DeleteMark
+	return rest.DeleteMark
 }
 
 // namespaceFinished is the namespaces' deleteDuringUpdate: a terminating
@@ -85,11 +86,11 @@ func finalizeNamespace(obj, old runtime.Object) {
 	obj.(*corev1.Namespace).Status = old.(*corev1.Namespace).Status
 }
 
-var namespacePrinter = registry.TypedPrinter(
+var namespacePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		{Name: "Status", Type: "string", Description: "The status of the namespace"},
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(ns *corev1.Namespace, now time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{ns.Name, string(ns.Status.Phase), age(ns.CreationTimestamp.Time, now)}}
@@ -99,7 +100,7 @@ var namespacePrinter = registry.TypedPrinter(
 // namespaceStrategy: a new namespace is Active, labelled with its name and
 // carries the "kubernetes" finalizer; DELETE makes it Terminating, and the
 // finalize update that removes its last finalizer deletes it.
-var namespaceStrategy = &registry.Strategy{
+var namespaceStrategy = &rest.Strategy{
 	ValidateName: validation.ValidateNamespaceName,
 	PrepareForCreate: func(obj runtime.Object) {
 		ns := obj.(*corev1.Namespace)

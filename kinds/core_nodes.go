@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,12 +31,12 @@ func nodesEntry() *registry.Resource {
 			}})
 }
 
-var nodePrinter = registry.TypedPrinter(
+var nodePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		{Name: "Status", Type: "string", Description: "The status of the node"},
 		{Name: "Roles", Type: "string", Description: "The roles of the node"},
-		registry.AgeColumn,
+		rest.AgeColumn,
 		{Name: "Version", Type: "string", Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"]},
 		{Name: "Internal-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
 		{Name: "External-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
@@ -108,7 +109,7 @@ func nodeAddress(node *corev1.Node, t corev1.NodeAddressType) string {
 
 // nodeStrategy: a kubelet registers its node with a status, so create keeps
 // it; a main update keeps the stored status, a status update the spec.
-var nodeStrategy = &registry.Strategy{
+var nodeStrategy = &rest.Strategy{
 	ValidateName:     validation.NameIsDNSSubdomain,
 	PrepareForCreate: func(obj runtime.Object) { defaultNodeStatus(&obj.(*corev1.Node).Status) },
 	PrepareForUpdate: func(obj, old runtime.Object) {

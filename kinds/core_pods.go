@@ -6,6 +6,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"strconv"
 	"strings"
 
@@ -47,7 +48,7 @@ func podsEntry() *registry.Resource {
 			Printer:        podPrinter})
 }
 
-var podStrategy = &registry.Strategy{
+var podStrategy = &rest.Strategy{
 	ValidateName: validation.NameIsDNSSubdomain,
 	PrepareForCreate: func(obj runtime.Object) {
 		pod := obj.(*corev1.Pod)

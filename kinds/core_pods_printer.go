@@ -5,7 +5,7 @@ package kinds
 
 import (
 	"fmt"
-	"minicp/registry"
+	"minicp/registry/rest"
 	"strconv"
 	"time"
 
@@ -13,13 +13,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-var podPrinter = registry.TypedPrinter(
+var podPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		{Name: "Ready", Type: "string", Description: "The aggregate readiness state of this pod for accepting traffic."},
 		{Name: "Status", Type: "string", Description: "The aggregate status of the containers in this pod."},
 		{Name: "Restarts", Type: "string", Description: "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."},
-		registry.AgeColumn,
+		rest.AgeColumn,
 		{Name: "IP", Type: "string", Priority: 1, Description: corev1.PodStatus{}.SwaggerDoc()["podIP"]},
 		{Name: "Node", Type: "string", Priority: 1, Description: corev1.PodSpec{}.SwaggerDoc()["nodeName"]},
 		{Name: "Nominated Node", Type: "string", Priority: 1, Description: corev1.PodStatus{}.SwaggerDoc()["nominatedNodeName"]},

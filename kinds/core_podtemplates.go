@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,9 +29,9 @@ var podTemplateStrategy = kindStrategy(kindRules[*corev1.PodTemplate]{
 	},
 })
 
-var podTemplatePrinter = registry.TypedPrinter(
+var podTemplatePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Containers", "string", "Names of each container in the template.", 0),
 		column("Images", "string", "Images referenced by each container in the template.", 0),
 		column("Pod Labels", "string", "The labels for the pod template.", 0),

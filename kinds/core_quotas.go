@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"sort"
 	"strings"
 	"time"
@@ -229,9 +230,9 @@ var resourceQuotaStrategy = kindStrategy(kindRules[*corev1.ResourceQuota]{valida
 
 var limitRangeStrategy = kindStrategy(kindRules[*corev1.LimitRange]{validate: validateLimitRange})
 
-var resourceQuotaPrinter = registry.TypedPrinter(
+var resourceQuotaPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn, registry.AgeColumn,
+		rest.NameColumn, rest.AgeColumn,
 		column("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume.", 0),
 		column("Limit", "string", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.", 0),
 	},
@@ -256,8 +257,8 @@ var resourceQuotaPrinter = registry.TypedPrinter(
 	},
 )
 
-var limitRangePrinter = registry.TypedPrinter(
-	[]metav1.TableColumnDefinition{registry.NameColumn, createdAtColumn},
+var limitRangePrinter = rest.TypedPrinter(
+	[]metav1.TableColumnDefinition{rest.NameColumn, createdAtColumn},
 	func(lr *corev1.LimitRange, _ time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{lr.Name, createdAt(lr)}}
 	},

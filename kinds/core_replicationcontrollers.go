@@ -6,6 +6,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,7 +61,7 @@ var replicationControllerStrategy = orphaning(kindStrategy(kindRules[*corev1.Rep
 	defaults: defaultReplicationController, validate: validateReplicationController,
 }))
 
-var replicationControllerPrinter = registry.TypedPrinter(replicaColumns, func(rc *corev1.ReplicationController, now time.Time) metav1.TableRow {
+var replicationControllerPrinter = rest.TypedPrinter(replicaColumns, func(rc *corev1.ReplicationController, now time.Time) metav1.TableRow {
 	var containers, images string
 	if rc.Spec.Template != nil {
 		containers, images = containersAndImages(&rc.Spec.Template.Spec)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -114,12 +115,12 @@ var secretStrategy = kindStrategy(kindRules[*corev1.Secret]{
 	defaults: defaultSecret, validate: validateSecret, validateUpdate: validateSecretUpdate,
 })
 
-var secretPrinter = registry.TypedPrinter(
+var secretPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Type", "string", corev1.Secret{}.SwaggerDoc()["type"], 0),
 		column("Data", "string", corev1.Secret{}.SwaggerDoc()["data"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(s *corev1.Secret, now time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{s.Name, string(s.Type), int64(len(s.Data)), age(s.CreationTimestamp.Time, now)}}

@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,9 +22,9 @@ func serviceAccountsEntry() *registry.Resource {
 
 var serviceAccountStrategy = kindStrategy(kindRules[*corev1.ServiceAccount]{})
 
-var serviceAccountPrinter = registry.TypedPrinter(
+var serviceAccountPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn, column("Secrets", "string", corev1.ServiceAccount{}.SwaggerDoc()["secrets"], 0), registry.AgeColumn,
+		rest.NameColumn, column("Secrets", "string", corev1.ServiceAccount{}.SwaggerDoc()["secrets"], 0), rest.AgeColumn,
 	},
 	func(sa *corev1.ServiceAccount, now time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{sa.Name, int64(len(sa.Secrets)), age(sa.CreationTimestamp.Time, now)}}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"net"
 	"strings"
 	"time"
@@ -233,7 +234,7 @@ func validateServiceUpdate(svc, old *corev1.Service) field.ErrorList {
 // newServiceStrategy returns the Services' rules, whose write hooks
 // allocate from ranges. Service names are DNS-1035 labels: they become
 // DNS names.
-func newServiceStrategy(ranges serviceRanges) *registry.Strategy {
+func newServiceStrategy(ranges serviceRanges) *rest.Strategy {
 	st := kindStrategy(kindRules[*corev1.Service]{
 		name: validation.NameIsDNS1035Label, defaults: defaultService,
 		validate: validateService, validateUpdate: validateServiceUpdate,
@@ -247,14 +248,14 @@ func newServiceStrategy(ranges serviceRanges) *registry.Strategy {
 	return st
 }
 
-var servicePrinter = registry.TypedPrinter(
+var servicePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Type", "string", corev1.ServiceSpec{}.SwaggerDoc()["type"], 0),
 		column("Cluster-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["clusterIP"], 0),
 		column("External-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["externalIPs"], 0),
 		column("Port(s)", "string", corev1.ServiceSpec{}.SwaggerDoc()["ports"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 		column("Selector", "string", corev1.ServiceSpec{}.SwaggerDoc()["selector"], 1),
 	},
 	func(svc *corev1.Service, now time.Time) metav1.TableRow {

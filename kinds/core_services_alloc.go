@@ -5,7 +5,7 @@ package kinds
 // ExternalName), a NodePort per port for NodePort and LoadBalancer
 // Services from --service-node-port-range, and a health-check NodePort for
 // a LoadBalancer with the Local traffic policy. The Services' write hooks
-// (registry.Strategy.BeginWrite and AfterDelete) allocate after validation
+// (rest.Strategy.BeginWrite and AfterDelete) allocate after validation
 // and before the etcd write, undo it if the write fails, and release a
 // deleted Service's addresses after the delete, as upstream's Service
 // storage does. The ranges are kept in the etcd of the Store that calls
@@ -18,6 +18,7 @@ import (
 	"minicp/apigroups"
 	"minicp/registry"
 	"minicp/registry/rangealloc"
+	"minicp/registry/rest"
 	"net"
 
 	corev1 "k8s.io/api/core/v1"
@@ -288,7 +289,7 @@ func parseServiceRanges(c Config) (serviceRanges, error) {
 // allocators keeps the ranges in the etcd of the Store that runs the hook,
 // encoding their RangeAllocation objects as that Store encodes everything
 // (protobuf or JSON).
-func (r serviceRanges) allocators(env registry.HookEnv) (*Allocators, error) {
+func (r serviceRanges) allocators(env rest.HookEnv) (*Allocators, error) {
 	info, ok := runtime.SerializerInfoForMediaType(registry.Codecs.SupportedMediaTypes(), env.StorageMediaType)
 	if !ok {
 		return nil, apierrors.NewInternalError(fmt.Errorf("no serializer for %q", env.StorageMediaType))
@@ -300,7 +301,7 @@ func (r serviceRanges) allocators(env registry.HookEnv) (*Allocators, error) {
 // beginServiceWrite is the Services' Strategy.BeginWrite: a new Service
 // takes its ClusterIP and NodePorts, an updated one what it needs beyond
 // what it held.
-func (r serviceRanges) beginServiceWrite(ctx context.Context, env registry.HookEnv, obj, old runtime.Object) (func(context.Context, bool), error) {
+func (r serviceRanges) beginServiceWrite(ctx context.Context, env rest.HookEnv, obj, old runtime.Object) (func(context.Context, bool), error) {
 	a, err := r.allocators(env)
 	if err != nil {
 		return nil, err
@@ -331,7 +332,7 @@ func (r serviceRanges) beginServiceWrite(ctx context.Context, env registry.HookE
 }
 
 // afterServiceDelete is the Services' Strategy.AfterDelete.
-func (r serviceRanges) afterServiceDelete(ctx context.Context, env registry.HookEnv, obj runtime.Object) {
+func (r serviceRanges) afterServiceDelete(ctx context.Context, env rest.HookEnv, obj runtime.Object) {
 	if a, err := r.allocators(env); err == nil {
 		a.releaseService(ctx, obj.(*corev1.Service))
 	}

@@ -7,6 +7,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"reflect"
 	"strings"
 	"time"
@@ -240,16 +241,16 @@ func volumeMode(m *corev1.PersistentVolumeMode) string {
 	return string(*m)
 }
 
-var claimPrinter = registry.TypedPrinter(
+var claimPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Status", "string", corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["phase"], 0),
 		column("Volume", "string", corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeName"], 0),
 		column("Capacity", "string", corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["capacity"], 0),
 		column("Access Modes", "string", corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["accessModes"], 0),
 		column("StorageClass", "string", "StorageClass of the pvc", 0),
 		column("VolumeAttributesClass", "string", corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeAttributesClassName"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 		column("VolumeMode", "string", corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeMode"], 1),
 	},
 	func(pvc *corev1.PersistentVolumeClaim, now time.Time) metav1.TableRow {
@@ -269,9 +270,9 @@ var claimPrinter = registry.TypedPrinter(
 	},
 )
 
-var volumePrinter = registry.TypedPrinter(
+var volumePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Capacity", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["capacity"], 0),
 		column("Access Modes", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["accessModes"], 0),
 		column("Reclaim Policy", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["persistentVolumeReclaimPolicy"], 0),
@@ -280,7 +281,7 @@ var volumePrinter = registry.TypedPrinter(
 		column("StorageClass", "string", "StorageClass of the pv", 0),
 		column("VolumeAttributesClass", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["volumeAttributesClassName"], 0),
 		column("Reason", "string", corev1.PersistentVolumeStatus{}.SwaggerDoc()["reason"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 		column("VolumeMode", "string", corev1.PersistentVolumeSpec{}.SwaggerDoc()["volumeMode"], 1),
 	},
 	func(pv *corev1.PersistentVolume, now time.Time) metav1.TableRow {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"strings"
 	"time"
 
@@ -39,13 +40,13 @@ func defaultEndpointSlice(es *discoveryv1.EndpointSlice) {
 
 var endpointSliceStrategy = kindStrategy(kindRules[*discoveryv1.EndpointSlice]{defaults: defaultEndpointSlice})
 
-var endpointSlicePrinter = registry.TypedPrinter(
+var endpointSlicePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("AddressType", "string", discoveryv1.EndpointSlice{}.SwaggerDoc()["addressType"], 0),
 		column("Ports", "string", discoveryv1.EndpointSlice{}.SwaggerDoc()["ports"], 0),
 		column("Endpoints", "string", discoveryv1.EndpointSlice{}.SwaggerDoc()["endpoints"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(es *discoveryv1.EndpointSlice, now time.Time) metav1.TableRow {
 		var ports, addrs []string

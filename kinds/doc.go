@@ -1,7 +1,7 @@
 // Package kinds is the catalogue of the built-in kinds minicp serves: for
 // each kind, the registry.Resource that describes it (names, scope, etcd
 // prefix, subresources, selectable fields, indexes), its defaulting and
-// validation (a registry.Strategy, built by kindStrategy from typed
+// validation (a rest.Strategy, built by kindStrategy from typed
 // functions), its `kubectl get` columns and, for workloads, its scale
 // rules, all in the kind's own file: <group>_<resource>.go for one kind
 // (apps_deployments.go), <group>.go for a small group (rbac.go).

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"strings"
 	"time"
 
@@ -120,7 +121,7 @@ var eventsV1Strategy = kindStrategy(kindRules[*eventsv1.Event]{
 
 // eventsV1Printer prints events.k8s.io/v1 Events with the core/v1 Event
 // columns, as upstream does (they are one object).
-var eventsV1Printer = &registry.Printer{Columns: eventPrinter.Columns, Row: func(obj runtime.Object, now time.Time) (metav1.TableRow, error) {
+var eventsV1Printer = &rest.Printer{Columns: eventPrinter.Columns, Row: func(obj runtime.Object, now time.Time) (metav1.TableRow, error) {
 	ev, ok := obj.(*eventsv1.Event)
 	if !ok {
 		return metav1.TableRow{}, fmt.Errorf("table printer for events.k8s.io cannot print %T", obj)
@@ -128,7 +129,7 @@ var eventsV1Printer = &registry.Printer{Columns: eventPrinter.Columns, Row: func
 	return eventRow(coreEventFromV1(ev), now), nil
 }}
 
-var eventPrinter = registry.TypedPrinter(
+var eventPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
 		{Name: "Last Seen", Type: "string", Description: corev1.Event{}.SwaggerDoc()["lastTimestamp"]},
 		{Name: "Type", Type: "string", Description: corev1.Event{}.SwaggerDoc()["type"]},
@@ -192,7 +193,7 @@ func eventSource(ev *corev1.Event) string {
 // eventStrategy: minicp requires the involved object's kind and name, and,
 // as upstream, an event about a namespaced object lives in its namespace
 // (about a cluster-scoped one, in "default" or no namespace).
-var eventStrategy = &registry.Strategy{
+var eventStrategy = &rest.Strategy{
 	ValidateName: validation.NameIsDNSSubdomain,
 	Validate: func(obj runtime.Object) field.ErrorList {
 		ev := obj.(*corev1.Event)

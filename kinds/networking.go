@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"net"
 	"strings"
 	"time"
@@ -197,14 +198,14 @@ var ingressStrategy = kindStrategy(kindRules[*networkingv1.Ingress]{})
 
 var ingressClassStrategy = kindStrategy(kindRules[*networkingv1.IngressClass]{})
 
-var ingressPrinter = registry.TypedPrinter(
+var ingressPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Class", "string", networkingv1.IngressSpec{}.SwaggerDoc()["ingressClassName"], 0),
 		column("Hosts", "string", "Hosts that incoming requests are matched against before the ingress rule", 0),
 		column("Address", "string", "Address is a list containing ingress points for the load-balancer", 0),
 		column("Ports", "string", "Ports of TLS configurations that open", 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(ing *networkingv1.Ingress, now time.Time) metav1.TableRow {
 		var hosts, addrs []string
@@ -234,12 +235,12 @@ var ingressPrinter = registry.TypedPrinter(
 	},
 )
 
-var ingressClassPrinter = registry.TypedPrinter(
+var ingressClassPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Controller", "string", networkingv1.IngressClassSpec{}.SwaggerDoc()["controller"], 0),
 		column("Parameters", "string", networkingv1.IngressClassSpec{}.SwaggerDoc()["parameters"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(ic *networkingv1.IngressClass, now time.Time) metav1.TableRow {
 		params := "<none>"
@@ -254,9 +255,9 @@ var ingressClassPrinter = registry.TypedPrinter(
 	},
 )
 
-var networkPolicyPrinter = registry.TypedPrinter(
+var networkPolicyPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn, column("Pod-Selector", "string", networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"], 0), registry.AgeColumn,
+		rest.NameColumn, column("Pod-Selector", "string", networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"], 0), rest.AgeColumn,
 	},
 	func(np *networkingv1.NetworkPolicy, now time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{np.Name, metav1.FormatLabelSelector(&np.Spec.PodSelector), age(np.CreationTimestamp.Time, now)}}

@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -21,13 +22,13 @@ func podDisruptionBudgetsEntry() *registry.Resource {
 
 var pdbStrategy = kindStrategy(kindRules[*policyv1.PodDisruptionBudget]{})
 
-var pdbPrinter = registry.TypedPrinter(
+var pdbPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Min Available", "string", "The minimum number of pods that must be available.", 0),
 		column("Max Unavailable", "string", "The maximum number of pods that may be unavailable.", 0),
 		column("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time.", 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(pdb *policyv1.PodDisruptionBudget, now time.Time) metav1.TableRow {
 		minAvailable, maxUnavailable := "N/A", "N/A"

@@ -7,6 +7,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"strings"
 	"time"
 
@@ -79,17 +80,17 @@ var clusterRoleBindingStrategy = kindStrategy(kindRules[*rbacv1.ClusterRoleBindi
 })
 
 // rolePrinter: roles and cluster roles show their creation time.
-var rolePrinter = registry.TypedPrinter(
-	[]metav1.TableColumnDefinition{registry.NameColumn, createdAtColumn},
+var rolePrinter = rest.TypedPrinter(
+	[]metav1.TableColumnDefinition{rest.NameColumn, createdAtColumn},
 	func(m metav1.Object, _ time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{m.GetName(), createdAt(m)}}
 	},
 )
 
 var bindingColumns = []metav1.TableColumnDefinition{
-	registry.NameColumn,
+	rest.NameColumn,
 	column("Role", "string", rbacv1.RoleBinding{}.SwaggerDoc()["roleRef"], 0),
-	registry.AgeColumn,
+	rest.AgeColumn,
 	column("Users", "string", "Users in the roleBinding", 1),
 	column("Groups", "string", "Groups in the roleBinding", 1),
 	column("ServiceAccounts", "string", "ServiceAccounts in the roleBinding", 1),
@@ -114,10 +115,10 @@ func bindingRow(m metav1.Object, ref rbacv1.RoleRef, subjects []rbacv1.Subject, 
 	}}
 }
 
-var roleBindingPrinter = registry.TypedPrinter(bindingColumns, func(rb *rbacv1.RoleBinding, now time.Time) metav1.TableRow {
+var roleBindingPrinter = rest.TypedPrinter(bindingColumns, func(rb *rbacv1.RoleBinding, now time.Time) metav1.TableRow {
 	return bindingRow(rb, rb.RoleRef, rb.Subjects, now)
 })
 
-var clusterRoleBindingPrinter = registry.TypedPrinter(bindingColumns, func(rb *rbacv1.ClusterRoleBinding, now time.Time) metav1.TableRow {
+var clusterRoleBindingPrinter = rest.TypedPrinter(bindingColumns, func(rb *rbacv1.ClusterRoleBinding, now time.Time) metav1.TableRow {
 	return bindingRow(rb, rb.RoleRef, rb.Subjects, now)
 })

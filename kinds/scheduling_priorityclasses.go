@@ -5,6 +5,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,12 +31,12 @@ func defaultPriorityClass(pc *schedulingv1.PriorityClass) {
 
 var priorityClassStrategy = kindStrategy(kindRules[*schedulingv1.PriorityClass]{defaults: defaultPriorityClass})
 
-var priorityClassPrinter = registry.TypedPrinter(
+var priorityClassPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Value", "integer", schedulingv1.PriorityClass{}.SwaggerDoc()["value"], 0),
 		column("Global-Default", "boolean", schedulingv1.PriorityClass{}.SwaggerDoc()["globalDefault"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 		column("PreemptionPolicy", "string", schedulingv1.PriorityClass{}.SwaggerDoc()["preemptionPolicy"], 0),
 	},
 	func(pc *schedulingv1.PriorityClass, now time.Time) metav1.TableRow {

@@ -6,6 +6,7 @@ package kinds
 import (
 	"minicp/apigroups"
 	"minicp/registry"
+	"minicp/registry/rest"
 	"strings"
 	"time"
 
@@ -85,14 +86,14 @@ var csiNodeStrategy = kindStrategy(kindRules[*storagev1.CSINode]{})
 
 var volumeAttachmentStrategy = kindStrategy(kindRules[*storagev1.VolumeAttachment]{})
 
-var storageClassPrinter = registry.TypedPrinter(
+var storageClassPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Provisioner", "string", storagev1.StorageClass{}.SwaggerDoc()["provisioner"], 0),
 		column("ReclaimPolicy", "string", storagev1.StorageClass{}.SwaggerDoc()["reclaimPolicy"], 0),
 		column("VolumeBindingMode", "string", storagev1.StorageClass{}.SwaggerDoc()["volumeBindingMode"], 0),
 		column("AllowVolumeExpansion", "string", storagev1.StorageClass{}.SwaggerDoc()["allowVolumeExpansion"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(sc *storagev1.StorageClass, now time.Time) metav1.TableRow {
 		name := sc.Name
@@ -112,16 +113,16 @@ var storageClassPrinter = registry.TypedPrinter(
 	},
 )
 
-var csiDriverPrinter = registry.TypedPrinter(
+var csiDriverPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("AttachRequired", "boolean", storagev1.CSIDriverSpec{}.SwaggerDoc()["attachRequired"], 0),
 		column("PodInfoOnMount", "boolean", storagev1.CSIDriverSpec{}.SwaggerDoc()["podInfoOnMount"], 0),
 		column("StorageCapacity", "boolean", storagev1.CSIDriverSpec{}.SwaggerDoc()["storageCapacity"], 0),
 		column("TokenRequests", "string", storagev1.CSIDriverSpec{}.SwaggerDoc()["tokenRequests"], 0),
 		column("RequiresRepublish", "boolean", storagev1.CSIDriverSpec{}.SwaggerDoc()["requiresRepublish"], 0),
 		column("Modes", "string", storagev1.CSIDriverSpec{}.SwaggerDoc()["volumeLifecycleModes"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(d *storagev1.CSIDriver, now time.Time) metav1.TableRow {
 		flag := func(b *bool) bool { return b != nil && *b }
@@ -143,23 +144,23 @@ var csiDriverPrinter = registry.TypedPrinter(
 	},
 )
 
-var csiNodePrinter = registry.TypedPrinter(
+var csiNodePrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn, column("Drivers", "integer", "Drivers indicates the number of CSI drivers registered on the node", 0), registry.AgeColumn,
+		rest.NameColumn, column("Drivers", "integer", "Drivers indicates the number of CSI drivers registered on the node", 0), rest.AgeColumn,
 	},
 	func(n *storagev1.CSINode, now time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{n.Name, int64(len(n.Spec.Drivers)), age(n.CreationTimestamp.Time, now)}}
 	},
 )
 
-var volumeAttachmentPrinter = registry.TypedPrinter(
+var volumeAttachmentPrinter = rest.TypedPrinter(
 	[]metav1.TableColumnDefinition{
-		registry.NameColumn,
+		rest.NameColumn,
 		column("Attacher", "string", storagev1.VolumeAttachmentSpec{}.SwaggerDoc()["attacher"], 0),
 		column("PV", "string", storagev1.VolumeAttachmentSource{}.SwaggerDoc()["persistentVolumeName"], 0),
 		column("Node", "string", storagev1.VolumeAttachmentSpec{}.SwaggerDoc()["nodeName"], 0),
 		column("Attached", "boolean", storagev1.VolumeAttachmentStatus{}.SwaggerDoc()["attached"], 0),
-		registry.AgeColumn,
+		rest.AgeColumn,
 	},
 	func(va *storagev1.VolumeAttachment, now time.Time) metav1.TableRow {
 		return metav1.TableRow{Cells: []any{

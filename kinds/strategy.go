@@ -1,6 +1,6 @@
 package kinds
 
-// kindStrategy assembles a kind's registry.Strategy from its typed
+// kindStrategy assembles a kind's rest.Strategy from its typed
 // defaulting and validation and the rules every kind with a spec and a
 // status shares.
 //
@@ -14,7 +14,7 @@ package kinds
 // field.
 
 import (
-	"minicp/registry"
+	"minicp/registry/rest"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -115,8 +115,8 @@ type kindRules[T runtime.Object] struct {
 // status rules (a new object has generation 1 and no status; an update
 // keeps the status and bumps the generation when the spec changed; a
 // status update keeps the spec, for kinds with a status).
-func kindStrategy[T runtime.Object](r kindRules[T]) *registry.Strategy {
-	st := &registry.Strategy{ValidateName: r.name}
+func kindStrategy[T runtime.Object](r kindRules[T]) *rest.Strategy {
+	st := &rest.Strategy{ValidateName: r.name}
 	if st.ValidateName == nil {
 		st.ValidateName = validation.NameIsDNSSubdomain
 	}
@@ -145,8 +145,8 @@ func kindStrategy[T runtime.Object](r kindRules[T]) *registry.Strategy {
 }
 
 // orphaning makes DELETE orphan the dependents by default.
-func orphaning(st *registry.Strategy) *registry.Strategy {
-	st.DefaultGCPolicy = registry.GCOrphan
+func orphaning(st *rest.Strategy) *rest.Strategy {
+	st.DefaultGCPolicy = rest.GCOrphan
 	return st
 }
 

@@ -10,6 +10,7 @@ package kinds
 import (
 	"fmt"
 	"minicp/registry"
+	"minicp/registry/rest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -108,11 +109,11 @@ func replicasOf(p *int32) int64 {
 // replicaColumns are Desired, Current and Ready, as for ReplicaSets and
 // ReplicationControllers.
 var replicaColumns = []metav1.TableColumnDefinition{
-	registry.NameColumn,
+	rest.NameColumn,
 	column("Desired", "integer", "Number of desired pods", 0),
 	column("Current", "integer", "Number of actual replicas", 0),
 	column("Ready", "integer", "Number of ready replicas", 0),
-	registry.AgeColumn, containersColumn, imagesColumn, selectorColumn,
+	rest.AgeColumn, containersColumn, imagesColumn, selectorColumn,
 }
 
 // scaleView is what a Scale shows of an object.

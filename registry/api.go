@@ -98,7 +98,7 @@ type DeleteOptions struct {
 	DryRun        bool
 	Preconditions *metav1.Preconditions
 	// GracePeriodSeconds is the request's grace period for kinds deleted
-	// gracefully (pods); nil: the object's own (deletion.go).
+	// gracefully (pods); nil: the object's own (rest/deletion.go).
 	GracePeriodSeconds *int64
 	// PropagationPolicy and the older OrphanDependents say what happens
 	// to the object's dependents; nil: the kind's default (GCPolicy).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"minicp/registry/rest"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,7 +35,7 @@ func (s *Store) Create(ctx context.Context, res *Resource, namespace string, obj
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	nameIsGenerated := m.GetName() == "" && m.GetGenerateName() != ""
-	if err := s.beforeCreate(res, namespace, obj); err != nil {
+	if err := rest.BeforeCreate(res.target(), namespace, obj, s.opts.Now()); err != nil {
 		return nil, err
 	}
 	done, err := s.beginWrite(ctx, res, obj, nil, opts.DryRun)
@@ -48,7 +49,7 @@ func (s *Store) Create(ctx context.Context, res *Resource, namespace string, obj
 			return out, err
 		}
 		m.SetName("")
-		generateName(m)
+		rest.GenerateName(m)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"minicp/registry/rest"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Delete removes an object, or marks it for deletion (deletion.go decides),
+// Delete removes an object, or marks it for deletion (rest.PlanDelete decides),
 // with transactions on the mod revision it was read at, so that
 // preconditions are checked against exactly the state that is changed:
 //
@@ -40,11 +41,11 @@ func (s *Store) Delete(ctx context.Context, res *Resource, namespace, name strin
 			return nil, apierrors.NewInternalError(err)
 		}
 		switch {
-		case step == stepNothing, opts.DryRun && step == stepDeleteNow:
+		case step == rest.StepNothing, opts.DryRun && step == rest.StepDeleteNow:
 			return state.obj, nil
 		case opts.DryRun:
 			return marked, nil
-		case step == stepMark:
+		case step == rest.StepMark:
 			stored, fresh, err := s.markForDeletion(ctx, res, key, state, marked)
 			if fresh == nil {
 				if err != nil {
@@ -139,4 +140,16 @@ func checkPreconditions(res *Resource, name, key string, p *metav1.Preconditions
 				*p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
+}
+
+// planDelete decides what a DELETE with opts does to current, by res's
+// strategy (rest.PlanDelete).
+func (s *Store) planDelete(res *Resource, current runtime.Object, opts DeleteOptions) (runtime.Object, rest.DeleteStep, error) {
+	return rest.PlanDelete(res.strategy(), current, rest.DeleteRequest{
+		GracePeriodSeconds: opts.GracePeriodSeconds,
+		PropagationPolicy:  opts.PropagationPolicy,
+		OrphanDependents:   opts.OrphanDependents,
+		GarbageCollector:   s.opts.GarbageCollector,
+		Now:                s.opts.Now(),
+	})
 }

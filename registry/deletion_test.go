@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 func configMapsResource(t *testing.T) *Resource {
@@ -147,7 +149,7 @@ func TestPropagationPoliciesAddTheGarbageCollectorsFinalizers(t *testing.T) {
 				return
 			}
 			got := out.(*corev1.ConfigMap)
-			if len(resp.Kvs) != 1 || got.DeletionTimestamp == nil || !sameSet(got.Finalizers, tc.finalizers) {
+			if len(resp.Kvs) != 1 || got.DeletionTimestamp == nil || !sets.New(got.Finalizers...).Equal(sets.New(tc.finalizers...)) {
 				t.Fatalf("got finalizers %v deletionTimestamp %v, want %v and set", got.Finalizers, got.DeletionTimestamp, tc.finalizers)
 			}
 		})

@@ -31,7 +31,7 @@
 //     policy adds: "orphan", "foregroundDeletion") is not deleted but
 //     marked: the same transaction with a Put of the object stamped with
 //     deletionTimestamp, and the update that removes its last finalizer
-//     deletes it instead of writing it (deletion.go). Pods are deleted
+//     deletes it instead of writing it (rest/deletion.go). Pods are deleted
 //     gracefully: marked with deletionTimestamp = now + grace until their
 //     kubelet deletes them with grace 0. A namespace is marked Terminating
 //     first and removed by the finalize update that takes away its last
@@ -87,12 +87,12 @@
 // nothing by comparing resource names: what differs is read from the
 // descriptor.
 //
-// A Strategy (strategy.go) holds what differs between resources' writes:
+// A Strategy (package rest, upstream's registry/rest) holds what differs between resources' writes:
 // defaulting (a pod gets restartPolicy Always, a QoS class, ...),
 // validation (422 Invalid with field causes) and which parts an update may
 // change (a status update keeps the spec, a main update keeps the status).
 // Printers are the columns `kubectl get` shows, after upstream's
-// (printer.go: the default one and the helpers kinds' printers are built
+// (rest/printer.go: the default one and the helpers kinds' printers are built
 // with). A resource's TypeConverter (typeconverter.go)
 // is what the apiserver's field manager types its objects with for
 // managedFields and server-side apply; the registry never computes

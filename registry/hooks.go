@@ -10,27 +10,17 @@ package registry
 
 import (
 	"context"
+	"minicp/registry/rest"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 )
-
-// HookEnv is what a Strategy's write hooks get from the Store.
-type HookEnv struct {
-	// KV reaches the Store's main etcd cluster through the same wrapper as
-	// every other request of the Store (faults, metrics, traces).
-	KV clientv3.KV
-	// StorageMediaType is how the Store encodes objects in etcd, for a
-	// hook that keeps objects of its own there.
-	StorageMediaType string
-}
 
 // noHook is the done of a write whose kind has no BeginWrite.
 func noHook(context.Context, bool) {}
 
 // hookEnv is what the Store hands its hooks.
-func (s *Store) hookEnv() HookEnv {
-	return HookEnv{KV: s.client, StorageMediaType: s.opts.StorageMediaType}
+func (s *Store) hookEnv() rest.HookEnv {
+	return rest.HookEnv{KV: s.client, StorageMediaType: s.opts.StorageMediaType}
 }
 
 // beginWrite runs res's Strategy.BeginWrite for a write of obj over old

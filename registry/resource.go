@@ -1,11 +1,10 @@
 package registry
 
 import (
+	"minicp/registry/rest"
 	"slices"
 	"sync"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -113,9 +112,9 @@ type Resource struct {
 	Coerce func(obj runtime.Object, unknownFields bool) ([]string, error)
 
 	// Strategy holds the resource's defaulting, validation and update
-	// rules (strategy.go). Nil: metadata-only rules (DefaultStrategy):
+	// rules (package rest). Nil: metadata-only rules (rest.DefaultStrategy):
 	// names are DNS subdomains, and an update may change anything.
-	Strategy *Strategy
+	Strategy *rest.Strategy
 	// SelectableFields returns the fields a field selector may name for
 	// obj beyond metadata.name (and metadata.namespace for namespaced
 	// resources), with obj's values, as upstream's GetAttrs/
@@ -175,7 +174,7 @@ type Resource struct {
 
 	// Printer is what `kubectl get` shows (its Table columns and rows).
 	// Nil: Name and Age, as upstream's default table convertor.
-	Printer *Printer
+	Printer *rest.Printer
 
 	// TypeConverter turns the resource's objects into the typed trees
 	// server-side apply merges and tracks field ownership on (the
@@ -231,18 +230,6 @@ type ScaleRules struct {
 	ReplicasPath fieldpath.Path
 }
 
-// Printer turns objects into the rows of the Table `kubectl get` prints
-// (Accept: application/json;as=Table;g=meta.k8s.io;v=v1).
-type Printer struct {
-	// Columns are the table's column definitions. As upstream, every
-	// column is always filled; kubectl hides Priority 1 columns unless
-	// -o wide.
-	Columns []metav1.TableColumnDefinition
-	// Row returns obj's cells (and conditions), Object left empty; now is
-	// the instant ages are computed against.
-	Row func(obj runtime.Object, now time.Time) (metav1.TableRow, error)
-}
-
 // GroupVersionResource returns the resource's identity for routing.
 func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
 	return r.GroupVersion.WithResource(r.Name)
@@ -295,10 +282,24 @@ func (r *Resource) FieldManager(subresource string, build func() (*managedfields
 	return kept.(*managedfields.FieldManager), nil
 }
 
-// strategy returns the resource's rules, DefaultStrategy when it has none.
-func (r *Resource) strategy() *Strategy {
+// strategy returns the resource's rules, rest.DefaultStrategy when it has
+// none.
+func (r *Resource) strategy() *rest.Strategy {
 	if r.Strategy != nil {
 		return r.Strategy
 	}
-	return DefaultStrategy
+	return rest.DefaultStrategy
+}
+
+// target is what the generic steps of a write need to know of r.
+func (r *Resource) target() rest.Target {
+	return rest.Target{Namespaced: r.Namespaced, GroupResource: r.GroupResource(), GroupKind: r.GroupVersionKind().GroupKind(), Strategy: r.strategy()}
+}
+
+// PrinterOf returns r's Printer, rest.DefaultPrinter when it has none.
+func (r *Resource) PrinterOf() *rest.Printer {
+	if r.Printer != nil {
+		return r.Printer
+	}
+	return rest.DefaultPrinter
 }

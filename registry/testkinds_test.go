@@ -5,6 +5,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"minicp/registry/rest"
 )
 
 // The package's tests serve a few kinds described here with nothing but
@@ -35,7 +37,7 @@ func newTestTable() *Table {
 			Namespaced: true, Prefix: "/registry/pods", DeleteCollection: true,
 			// New pods are Pending, so that a selector on status.phase
 			// has something to match.
-			Strategy: &Strategy{PrepareForCreate: func(obj runtime.Object) {
+			Strategy: &rest.Strategy{PrepareForCreate: func(obj runtime.Object) {
 				obj.(*corev1.Pod).Status = corev1.PodStatus{Phase: corev1.PodPending}
 			}},
 			SelectableFields: func(obj runtime.Object) fields.Set {

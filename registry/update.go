@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"minicp/registry/rest"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -146,7 +147,7 @@ func (s *Store) tryUpdateOnce(ctx context.Context, res *Resource, key, namespace
 		}
 		return newObj, creating, nil, nil
 	}
-	if !creating && shouldDeleteDuringUpdate(res.strategy(), newObj, state.obj) {
+	if !creating && rest.ShouldDeleteDuringUpdate(res.strategy(), newObj, state.obj) {
 		out, fresh, err := s.deleteDuringUpdate(ctx, res, key, state, data)
 		return out, false, fresh, err
 	}
@@ -226,7 +227,7 @@ func (s *Store) computeUpdate(res *Resource, namespace, name string, opts Update
 		if err := clearResourceVersion(newObj); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		return newObj, s.beforeCreate(res, namespace, newObj)
+		return newObj, rest.BeforeCreate(res.target(), namespace, newObj, s.opts.Now())
 	}
 	switch newRev {
 	case 0: // unconditional: applies to whatever is current
@@ -237,5 +238,5 @@ func (s *Store) computeUpdate(res *Resource, namespace, name string, opts Update
 	default:
 		return nil, conflict(res, name)
 	}
-	return newObj, s.beforeUpdate(res, newObj, state.obj, opts.Subresource)
+	return newObj, rest.BeforeUpdate(res.target(), newObj, state.obj, opts.Subresource)
 }

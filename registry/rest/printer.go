@@ -1,4 +1,7 @@
-package registry
+package rest
+
+// Printers: the Table rows `kubectl get` prints, and the helpers a kind's
+// printer is built with.
 
 import (
 	"fmt"
@@ -7,6 +10,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
+
+// Printer turns objects into the rows of the Table `kubectl get` prints
+// (Accept: application/json;as=Table;g=meta.k8s.io;v=v1).
+type Printer struct {
+	// Columns are the table's column definitions. As upstream, every
+	// column is always filled; kubectl hides Priority 1 columns unless
+	// -o wide.
+	Columns []metav1.TableColumnDefinition
+	// Row returns obj's cells (and conditions), Object left empty; now is
+	// the instant ages are computed against.
+	Row func(obj runtime.Object, now time.Time) (metav1.TableRow, error)
+}
 
 // TypedPrinter adapts a row function written for one concrete type into a
 // Printer.
@@ -32,14 +47,6 @@ var DefaultPrinter = TypedPrinter(
 		return metav1.TableRow{Cells: []any{obj.GetName(), obj.GetCreationTimestamp().UTC().Format(time.RFC3339)}}
 	},
 )
-
-// PrinterOf returns r's Printer, DefaultPrinter when it has none.
-func (r *Resource) PrinterOf() *Printer {
-	if r.Printer != nil {
-		return r.Printer
-	}
-	return DefaultPrinter
-}
 
 // NameColumn and AgeColumn are the columns most printers start with.
 var (

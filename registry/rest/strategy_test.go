@@ -1,4 +1,4 @@
-package registry
+package rest
 
 import (
 	"strings"
@@ -27,14 +27,14 @@ func TestStatusUpdatesUseValidateStatusUpdateAloneWhenSet(t *testing.T) {
 		{"status", "ValidateStatusUpdate"},
 	} {
 		ran = nil
-		st.validateUpdate(obj, obj, tc.subresource)
+		st.checkUpdate(obj, obj, tc.subresource)
 		if got := strings.Join(ran, ","); got != tc.want {
 			t.Errorf("update of %q ran %s, want %s", tc.subresource, got, tc.want)
 		}
 	}
 	st.ValidateStatusUpdate = nil
 	ran = nil
-	st.validateUpdate(obj, obj, "status")
+	st.checkUpdate(obj, obj, "status")
 	if got := strings.Join(ran, ","); got != "Validate,ValidateUpdate" {
 		t.Errorf("status update without ValidateStatusUpdate ran %s, want Validate,ValidateUpdate", got)
 	}

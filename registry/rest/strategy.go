@@ -1,22 +1,19 @@
-package registry
+package rest
 
 // Strategies are what differs between resources, as in upstream's
 // pkg/registry/<group>/<resource>/strategy.go: defaulting, validation, and
 // which parts of an object a write may change. The generic steps around
-// them (system fields, name generation, immutable metadata) are here.
+// them (system fields, name generation, immutable metadata) are in
+// metadata.go.
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -109,144 +106,24 @@ const (
 	DeleteWait                     // change nothing: finalizers are still pending
 )
 
+// HookEnv is what a Strategy's write hooks get from the Store.
+type HookEnv struct {
+	// KV reaches the Store's main etcd cluster through the same wrapper as
+	// every other request of the Store (faults, metrics, traces).
+	KV clientv3.KV
+	// StorageMediaType is how the Store encodes objects in etcd, for a
+	// hook that keeps objects of its own there.
+	StorageMediaType string
+}
+
 // DefaultStrategy is the rules of a resource without a Strategy: metadata
 // only.
 var DefaultStrategy = &Strategy{ValidateName: validation.NameIsDNSSubdomain}
 
-// maxGeneratedNameLength leaves room for the 5-character random suffix in a
-// 63-character name, as upstream's name generator does.
-const maxGeneratedNameLength = 63 - 5
-
-// generateName fills metadata.name from metadata.generateName.
-func generateName(m metav1.Object) {
-	if m.GetName() != "" || m.GetGenerateName() == "" {
-		return
-	}
-	base := m.GetGenerateName()
-	if len(base) > maxGeneratedNameLength {
-		base = base[:maxGeneratedNameLength]
-	}
-	m.SetName(base + utilrand.String(5))
-}
-
-// setNamespace makes obj's namespace the request's: it fills an empty one,
-// refuses a different one (400, as upstream), and clears it for
-// cluster-scoped resources.
-func setNamespace(res *Resource, m metav1.Object, namespace string) error {
-	if !res.Namespaced {
-		m.SetNamespace(metav1.NamespaceNone)
-		return nil
-	}
-	switch m.GetNamespace() {
-	case "":
-		m.SetNamespace(namespace)
-	case namespace:
-	default:
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-	}
-	return nil
-}
-
-// beforeCreate runs the generic and per-resource steps of a create: system
-// fields, defaulting, name generation, validation. It returns 422 Invalid
-// with field causes when the object is not acceptable.
-func (s *Store) beforeCreate(res *Resource, namespace string, obj runtime.Object) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
-	}
-	if err := setNamespace(res, m, namespace); err != nil {
-		return err
-	}
-	st := res.strategy()
-	m.SetDeletionTimestamp(nil)
-	m.SetDeletionGracePeriodSeconds(nil)
-	if st.PrepareForCreate != nil {
-		st.PrepareForCreate(obj)
-	}
-	m.SetCreationTimestamp(metav1.NewTime(s.opts.Now()))
-	m.SetUID(uuid.NewUUID())
-	generateName(m)
-
-	errs := validation.ValidateObjectMetaAccessor(m, res.Namespaced, st.validateName(), field.NewPath("metadata"))
-	if st.Validate != nil {
-		errs = append(errs, st.Validate(obj)...)
-	}
-	if st.ValidateCreate != nil {
-		errs = append(errs, st.ValidateCreate(obj)...)
-	}
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
-	}
-	if st.Canonicalize != nil {
-		st.Canonicalize(obj)
-	}
-	return nil
-}
-
-// beforeUpdate runs the generic and per-resource steps of an update of old
-// into obj. subresource "status" keeps the stored spec and metadata; "" keeps
-// the stored status. Immutable metadata is carried over or refused.
-func (s *Store) beforeUpdate(res *Resource, obj, old runtime.Object, subresource string) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
-	}
-	oldMeta, err := meta.Accessor(old)
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	if err := setNamespace(res, m, oldMeta.GetNamespace()); err != nil {
-		return err
-	}
-	st := res.strategy()
-	// A request cannot set the generation; the strategy bumps it.
-	m.SetGeneration(oldMeta.GetGeneration())
-	switch subresource {
-	case "":
-		if st.PrepareForUpdate != nil {
-			st.PrepareForUpdate(obj, old)
-		}
-	case "status":
-		if st.PrepareForStatusUpdate == nil {
-			return apierrors.NewNotFound(qualifiedResource(res), oldMeta.GetName())
-		}
-		st.PrepareForStatusUpdate(obj, old)
-		metav1.ResetObjectMetaForStatus(m, oldMeta)
-	case "finalize":
-		if st.PrepareForFinalize == nil {
-			return apierrors.NewNotFound(qualifiedResource(res), oldMeta.GetName())
-		}
-		st.PrepareForFinalize(obj, old)
-	default:
-		return apierrors.NewBadRequest(fmt.Sprintf("subresource %q is not supported for %s", subresource, res.Name))
-	}
-	if m.GetUID() == "" {
-		m.SetUID(oldMeta.GetUID())
-	}
-	m.SetCreationTimestamp(oldMeta.GetCreationTimestamp())
-	if oldMeta.GetDeletionTimestamp() != nil {
-		m.SetDeletionTimestamp(oldMeta.GetDeletionTimestamp())
-		m.SetDeletionGracePeriodSeconds(oldMeta.GetDeletionGracePeriodSeconds())
-	}
-
-	path := field.NewPath("metadata")
-	errs := validation.ValidateObjectMetaAccessorUpdate(m, oldMeta, path)
-	errs = append(errs, validation.ValidateObjectMetaAccessor(m, res.Namespaced, st.validateName(), path)...)
-	errs = append(errs, st.validateUpdate(obj, old, subresource)...)
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), m.GetName(), errs)
-	}
-	if st.Canonicalize != nil {
-		st.Canonicalize(obj)
-	}
-	return nil
-}
-
-// validateUpdate runs the strategy's checks of an update: Validate and
+// checkUpdate runs the strategy's checks of an update: Validate and
 // ValidateUpdate, or ValidateStatusUpdate alone for a status update when
 // the strategy has one.
-func (st *Strategy) validateUpdate(obj, old runtime.Object, subresource string) field.ErrorList {
+func (st *Strategy) checkUpdate(obj, old runtime.Object, subresource string) field.ErrorList {
 	if subresource == "status" && st.ValidateStatusUpdate != nil {
 		return st.ValidateStatusUpdate(obj, old)
 	}

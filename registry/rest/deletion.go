@@ -1,4 +1,4 @@
-package registry
+package rest
 
 // How a DELETE decides, for every kind, as upstream's generic store and
 // its BeforeDelete do. An object leaves etcd in one of three ways:
@@ -10,7 +10,7 @@ package registry
 //     stores it with metadata.deletionTimestamp = now and
 //     deletionGracePeriodSeconds = 0 and it stays, Terminating, until the
 //     update that removes its last finalizer deletes it in the same
-//     compare-and-swap transaction (update.go): MODIFIED, then DELETED;
+//     compare-and-swap transaction (the Store's update): MODIFIED, then DELETED;
 //   - gracefully: a kind whose strategy has GracePeriod (pods) is stored
 //     with deletionTimestamp = now + grace and deletionGracePeriodSeconds =
 //     grace; whoever runs it (a kubelet) finishes with a DELETE of grace 0.
@@ -47,52 +47,65 @@ const (
 	GCUnsupported
 )
 
-// deleteStep is what one round of a DELETE does to the stored object.
-type deleteStep int
+// DeleteStep is what one round of a DELETE does to the stored object.
+type DeleteStep int
 
 const (
-	stepDeleteNow deleteStep = iota // remove the key
-	stepMark                        // store the marked object; it stays
-	stepNothing                     // change nothing: deletion is already under way
+	StepDeleteNow DeleteStep = iota // remove the key
+	StepMark                        // store the marked object; it stays
+	StepNothing                     // change nothing: deletion is already under way
 )
 
-// planDelete decides what a DELETE with opts does to current (which it does
-// not modify). It returns the object to store for stepMark.
-func (s *Store) planDelete(res *Resource, current runtime.Object, opts DeleteOptions) (runtime.Object, deleteStep, error) {
+// DeleteRequest is what a DELETE asks, and the moment it is decided at.
+type DeleteRequest struct {
+	// GracePeriodSeconds is the request's grace period; nil: the object's own.
+	GracePeriodSeconds *int64
+	// PropagationPolicy and the older OrphanDependents say what happens
+	// to the object's dependents; nil: the kind's default (GCPolicy).
+	PropagationPolicy *metav1.DeletionPropagation
+	OrphanDependents  *bool
+	// GarbageCollector says a garbage collector runs: only then are its
+	// finalizers added, since nobody else would ever remove them.
+	GarbageCollector bool
+	Now              time.Time
+}
+
+// PlanDelete decides what a DELETE does to current (which it does not
+// modify), by st's rules. It returns the object to store for StepMark.
+func PlanDelete(st *Strategy, current runtime.Object, opts DeleteRequest) (runtime.Object, DeleteStep, error) {
 	obj := current.DeepCopyObject()
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, 0, err
 	}
-	st := res.strategy()
-	now := s.opts.Now()
+	now := opts.Now
 	if st.GracefulDelete != nil {
 		switch st.GracefulDelete(obj, now) {
 		case DeleteWait:
-			return current, stepNothing, nil
+			return current, StepNothing, nil
 		case DeleteMark:
-			s.setGCFinalizers(st, m, opts)
-			return obj, stepMark, nil
+			setGCFinalizers(st, m, opts)
+			return obj, StepMark, nil
 		}
 	}
 	graceful, pending, period := beforeDelete(st, obj, m, opts.GracePeriodSeconds, now)
 	if pending {
-		return current, stepNothing, nil
+		return current, StepNothing, nil
 	}
-	s.setGCFinalizers(st, m, opts)
+	setGCFinalizers(st, m, opts)
 	finalizers := len(m.GetFinalizers()) > 0
 	switch {
 	case graceful && (period > 0 || finalizers):
-		return obj, stepMark, nil
+		return obj, StepMark, nil
 	case finalizers:
 		markAsDeleting(m, now)
-		return obj, stepMark, nil
+		return obj, StepMark, nil
 	}
-	return current, stepDeleteNow, nil
+	return current, StepDeleteNow, nil
 }
 
 // beforeDelete applies a kind's graceful deletion to m (upstream's
-// rest.BeforeDelete). graceful: m was stamped with a deletion time period
+// BeforeDelete). graceful: m was stamped with a deletion time period
 // seconds from now. pending: a graceful deletion is under way and the
 // request does not shorten it.
 func beforeDelete(st *Strategy, obj runtime.Object, m metav1.Object, requested *int64, now time.Time) (graceful, pending bool, period int64) {
@@ -154,8 +167,8 @@ func markAsDeleting(m metav1.Object, now time.Time) {
 // the request's propagation policy, the object's finalizers and the kind's
 // default ask (upstream's deletionFinalizersForGarbageCollection). Nothing
 // changes when no garbage collector runs: nobody would remove them.
-func (s *Store) setGCFinalizers(st *Strategy, m metav1.Object, opts DeleteOptions) {
-	if !s.opts.GarbageCollector || st.DefaultGCPolicy == GCUnsupported {
+func setGCFinalizers(st *Strategy, m metav1.Object, opts DeleteRequest) {
+	if !opts.GarbageCollector || st.DefaultGCPolicy == GCUnsupported {
 		return
 	}
 	orphan, foreground := propagation(st.DefaultGCPolicy, m.GetFinalizers(), opts)
@@ -179,7 +192,7 @@ func (s *Store) setGCFinalizers(st *Strategy, m metav1.Object, opts DeleteOption
 // propagation resolves what happens to dependents: the request's
 // orphanDependents or propagationPolicy first, then a GC finalizer the
 // object already carries, then the kind's default.
-func propagation(def GCPolicy, finalizers []string, opts DeleteOptions) (orphan, foreground bool) {
+func propagation(def GCPolicy, finalizers []string, opts DeleteRequest) (orphan, foreground bool) {
 	if opts.OrphanDependents != nil {
 		return *opts.OrphanDependents, false
 	}
@@ -204,12 +217,12 @@ func propagation(def GCPolicy, finalizers []string, opts DeleteOptions) (orphan,
 	return def == GCOrphan, false
 }
 
-// shouldDeleteDuringUpdate reports whether an update of old into obj deletes
+// ShouldDeleteDuringUpdate reports whether an update of old into obj deletes
 // the object instead of storing it: old was marked for deletion with no
 // grace period left and obj has no finalizers (upstream's
 // ShouldDeleteDuringUpdate), and the kind agrees (namespaces also wait for
 // spec.finalizers).
-func shouldDeleteDuringUpdate(st *Strategy, obj, old runtime.Object) bool {
+func ShouldDeleteDuringUpdate(st *Strategy, obj, old runtime.Object) bool {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return false
