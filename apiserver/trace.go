@@ -1,10 +1,11 @@
 package apiserver
 
 // Where did the time go (M9 and M15)? Every request
-// carries a reqtrace.Trace in its context; the phases are marked where
-// they run: authentication here, admission in admission/admission.go, storage around
-// the registry calls in rest.go, etcd in the registry's client, cache wait
-// in the watch cache, encoding in respond.go. A request slower than
+// carries a reqtrace.Trace in its context, started here; the phases are
+// marked where they run: authentication in filters/authn.go, admission in
+// admission/admission.go, storage around the registry calls in rest.go,
+// etcd in the registry's client, cache wait in the watch cache, encoding
+// in respond.go. A request slower than
 // Config.SlowRequestThreshold logs them in one line:
 //
 //	level=WARN msg="slow request" verb=LIST path=/api/v1/pods code=200 total=2.004s

@@ -3,8 +3,9 @@ package filters
 // Authentication: who sent a request? minicp knows its users by bearer
 // token, as kube-apiserver's static token authenticator does:
 //
-//   - the control plane's own token (Config.Tokens), made on first start
-//     and written into the kubeconfig, so kubectl and client-go send it;
+//   - the control plane's own token (the apiserver's Config.Tokens), made
+//     on first start and written into the kubeconfig, so kubectl and
+//     client-go send it;
 //   - the users of --token-auth-file, in upstream's CSV format
 //     (token,user,uid,"group1,group2");
 //   - the live page's session cookie, for the page's own views (the

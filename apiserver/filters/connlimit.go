@@ -11,9 +11,9 @@ import (
 // segments, snapshots, database and its own sockets, all in this one
 // process. When client connections take the last descriptor, etcd's next
 // open fails and etcd stops the process. So the apiserver accepts at most
-// maxConnections at once, well below the descriptor limit: further clients
+// MaxConnections at once, well below the descriptor limit: further clients
 // wait in the kernel's accept queue until a connection closes (idle ones
-// are closed after IdleTimeout).
+// are closed after the apiserver's idle timeout).
 
 // fdReserve is how many descriptors are kept from clients for everything
 // else in the process (etcd's files, its peers and clients, the watch
