@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -108,16 +109,16 @@ type Store struct {
 	client    *clientv3.Client
 	opts      Options
 	resources *Table
-	// codecs holds each resource's storage codec, built once: protobuf or
-	// JSON per Resource.StorageMediaType or Options.StorageMediaType.
-	codecs map[schema.GroupResource]runtime.Codec
-	// leases holds the shared etcd leases of each TTLEvent resource;
-	// resources stored in the same etcd cluster share one manager (a lease
-	// lives in one cluster).
-	leases    map[schema.GroupResource]*leaseManager
-	keyLeases *keyLeases // per-key etcd leases for keys KeyTTL binds
-	metrics   *storageMetrics
-	log       *slog.Logger
+	// backends routes each key to its etcd cluster (EtcdOverrides).
+	backends *etcdBackends
+	// derived: *Resource -> *derived (derived.go). leaseManagersMu guards
+	// leaseManagers, one shared-lease manager per etcd cluster.
+	derived         sync.Map
+	leaseManagersMu sync.Mutex
+	leaseManagers   map[*clientv3.Client]*leaseManager
+	keyLeases       *keyLeases // per-key etcd leases for keys KeyTTL binds
+	metrics         *storageMetrics
+	log             *slog.Logger
 }
 
 var _ Interface = (*Store)(nil)
@@ -142,26 +143,21 @@ func NewStore(client *clientv3.Client, table *Table, opts Options) (*Store, erro
 	}
 	measured := backends.client(client)
 	s := &Store{
-		client:    measured,
-		opts:      opts,
-		resources: table,
-		codecs:    map[schema.GroupResource]runtime.Codec{},
-		leases:    map[schema.GroupResource]*leaseManager{},
-		keyLeases: newKeyLeases(measured),
-		metrics:   metrics,
-		log:       opts.Logger,
+		client:        measured,
+		opts:          opts,
+		resources:     table,
+		backends:      backends,
+		leaseManagers: map[*clientv3.Client]*leaseManager{},
+		keyLeases:     newKeyLeases(measured),
+		metrics:       metrics,
+		log:           opts.Logger,
 	}
-	managers := map[*clientv3.Client]*leaseManager{}
+	// The table's resources now, so that a descriptor the Store cannot
+	// encode is an error here rather than on its first write; the ones
+	// added later are derived on first use.
 	for _, res := range table.All() {
-		if s.codecs[res.GroupResource()], err = newStorageCodec(res, opts.StorageMediaType); err != nil {
+		if _, err := s.derivedFor(res); err != nil {
 			return nil, err
-		}
-		if res.TTL == TTLEvent {
-			cluster := backends.leaseClient(res)
-			if managers[cluster] == nil {
-				managers[cluster] = newLeaseManager(backends.client(cluster), opts.Now)
-			}
-			s.leases[res.GroupResource()] = managers[cluster]
 		}
 	}
 	return s, nil
@@ -201,16 +197,11 @@ func (s *Store) Codec(res *Resource) runtime.Codec {
 	if res.StorageCodec != nil {
 		return res.StorageCodec
 	}
-	if c, ok := s.codecs[res.GroupResource()]; ok {
-		return c
-	}
-	// A resource of another table (a tool decoding what it read): build
-	// its codec now.
-	c, err := newStorageCodec(res, s.opts.StorageMediaType)
+	d, err := s.derivedFor(res)
 	if err != nil {
 		return runtime.NewCodec(runtime.NoopEncoder{}, runtime.NoopDecoder{})
 	}
-	return c
+	return d.codec
 }
 
 // KeyFor returns the etcd key of one object, exactly as upstream lays them
@@ -289,7 +280,11 @@ func (s *Store) checkSize(key string, data []byte) error {
 // TTL to a lease of their own (keylease.go), everything else to none.
 // current is the lease the key is bound to now, 0 for a new key.
 func (s *Store) leaseFor(ctx context.Context, res *Resource, obj runtime.Object, current clientv3.LeaseID) (leaseBinding, error) {
-	if leases := s.leases[res.GroupResource()]; leases != nil {
+	d, err := s.derivedFor(res)
+	if err != nil {
+		return leaseBinding{}, apierrors.NewInternalError(err)
+	}
+	if leases := d.leases; leases != nil {
 		id, err := leases.get(ctx, s.opts.EventTTL)
 		if err != nil {
 			return leaseBinding{}, storageError(err)

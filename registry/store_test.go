@@ -359,6 +359,46 @@ func TestEventsAreBoundToLeaseOfEventTTL(t *testing.T) {
 	}
 }
 
+// What the Store derives from a descriptor follows the table: a TTLEvent
+// resource added after the Store was made gets its keys bound to a lease
+// of EventTTL on its first write, as one in the table from the start does.
+func TestAResourceAddedAtRunTimeWithATTLGetsItsLease(t *testing.T) {
+	ttl := 10 * time.Minute
+	table := newTestTable()
+	s, err := NewStore(startEtcd(t), table, Options{EventTTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	notes := &Resource{
+		GroupVersion: corev1.SchemeGroupVersion, Name: "shortlivedconfigmaps", SingularName: "shortlivedconfigmap",
+		Kind: "ConfigMap", ListKind: "ConfigMapList", Namespaced: true, Prefix: "/registry/shortlivedconfigmaps", TTL: TTLEvent,
+		New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
+	}
+	if err := table.Change(nil, []*Resource{notes}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "note"}}
+	if _, err := s.Create(ctx, notes, "default", cm, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Client().Get(ctx, "/registry/shortlivedconfigmaps/default/note")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("got %v, %v; want the key", resp, err)
+	}
+	lease := clientv3.LeaseID(resp.Kvs[0].Lease)
+	if lease == 0 {
+		t.Fatal("the key of a TTLEvent resource added at run time is bound to no lease")
+	}
+	live, err := s.Client().TimeToLive(ctx, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if granted := time.Duration(live.GrantedTTL) * time.Second; granted < ttl || granted > ttl+reuseWindow(ttl) {
+		t.Errorf("got granted TTL %v, want between %v and %v", granted, ttl, ttl+reuseWindow(ttl))
+	}
+}
+
 func TestEtcdErrorsBecomeAPIErrors(t *testing.T) {
 	cases := []struct {
 		name string
