@@ -28,30 +28,19 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"minicp/internal/trim"
 	"minicp/registry"
+	"minicp/registry/typeconverter"
 )
-
-// builtinTypeConverter is the type converter of every built-in kind: the
-// schema compiled into client-go's apply configurations, looked up by the
-// Go type of registry.Scheme's kinds. Parsing that schema takes 75 ms or
-// more and allocates 20 MB, so it is done once per process and shared by
-// every stack in it (it holds nothing but the parsed schema). WarmUp starts it in the
-// background when a server is built; a write that comes before it is done
-// waits for the same parse instead of starting another.
-var builtinTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
-	return applyconfigurations.NewTypeConverter(registry.Scheme)
-})
 
 // warmUp starts WarmUp's goroutine at most once per process.
 var warmUp sync.Once
 
 // WarmUp starts building, in the background, what the first write of the
 // process would otherwise wait for: the built-in kinds' type converter
-// (builtinTypeConverter). It returns at once and does not delay
+// (typeconverter.Builtin). It returns at once and does not delay
 // readiness; New calls it, and so may a caller that wants the parse to
 // overlap more of its start-up (controlplane calls it before etcd is
 // elected). Only the first call starts a goroutine; that goroutine ends on
@@ -61,8 +50,8 @@ var warmUp sync.Once
 func WarmUp() {
 	warmUp.Do(func() {
 		// Builds the converter and ends; no one waits for it, a write
-		// that needs the converter waits on builtinTypeConverter itself.
-		go builtinTypeConverter()
+		// that needs the converter waits on typeconverter.Builtin itself.
+		go typeconverter.Builtin()
 	})
 }
 
@@ -72,16 +61,15 @@ func typeConverterOf(res *registry.Resource) managedfields.TypeConverter {
 	if res.TypeConverter != nil {
 		return res.TypeConverter
 	}
-	return builtinTypeConverter()
+	return typeconverter.Builtin()
 }
 
 // newFieldManager builds the field manager of res's writes through
 // subresource ("" for the object itself, "status", "scale", ...); a write
-// through "scale" is a Scale's (scaleResource). Building one is not free:
-// 66 allocations, 3.6 kB and a few microseconds for a ConfigMap (the chain
-// of managers apimachinery wraps around the type converter, the reset
-// fields, the version converter), which every write, every Node Lease
-// renewal among them, would pay again; so each is built once and kept
+// through "scale" is a Scale's (scaleResource). Building one is not free
+// (the chain of managers apimachinery wraps around the type converter, the
+// reset fields, the version converter), and every write, every Node Lease
+// renewal among them, would pay it again; so each is built once and kept
 // with its descriptor (fieldManagerFor).
 func newFieldManager(res *registry.Resource, subresource string) (*managedfields.FieldManager, error) {
 	if subresource == "scale" {

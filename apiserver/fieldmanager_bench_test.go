@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"minicp/kinds"
+	"minicp/registry/typeconverter"
 )
 
 // BenchmarkRecordCreate is what managedFields add to a create inside the
@@ -50,7 +51,7 @@ func BenchmarkRecordCreate(b *testing.B) {
 			b.Fatalf("no %v", c.gvr)
 		}
 		b.Run(res.Name, func(b *testing.B) {
-			builtinTypeConverter() // parsed once per process, not per create
+			typeconverter.Builtin() // parsed once per process, not per create
 			for b.Loop() {
 				fm, err := fieldManagerFor(res, "")
 				if err != nil {
@@ -85,7 +86,7 @@ func BenchmarkRecordLeaseRenewal(b *testing.B) {
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-1", UID: "3f0c"}}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &renewed},
 	}
-	builtinTypeConverter() // parsed once per process, not per renewal
+	typeconverter.Builtin() // parsed once per process, not per renewal
 	fm, err := fieldManagerFor(res, "")
 	if err != nil {
 		b.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"minicp/registry"
+	"minicp/registry/typeconverter"
 	"minicp/reqtrace"
 )
 
@@ -34,7 +35,7 @@ func scaleResource(res *registry.Resource) *registry.Resource {
 		Namespaced: res.Namespaced,
 		New:        func() runtime.Object { return &autoscalingv1.Scale{} },
 		// The schema client-go compiles in has no Scale.
-		TypeConverter: registry.GeneratedTypeConverter,
+		TypeConverter: typeconverter.Generated,
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/spec3"
 
-	"minicp/registry"
+	"minicp/registry/typeconverter"
 )
 
 // TypeConverter returns the type converter of the version's CRD, for
@@ -39,7 +39,7 @@ func (v *Version) TypeConverter() (managedfields.TypeConverter, error) {
 // converter on its first use (most stacks never apply to a custom
 // resource, and building takes milliseconds), then behaves as it.
 func (v *Version) LazyTypeConverter() managedfields.TypeConverter {
-	return registry.LazyTypeConverter(v.TypeConverter)
+	return typeconverter.Lazy(v.TypeConverter)
 }
 
 // NewTypeConverter builds the type converter of every version of crd

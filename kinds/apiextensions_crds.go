@@ -15,6 +15,7 @@ import (
 	"minicp/apigroups"
 	"minicp/registry"
 	"minicp/registry/rest"
+	"minicp/registry/typeconverter"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -37,7 +38,7 @@ func customResourceDefinitionsEntry() *registry.Resource {
 		func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
 		&registry.Resource{ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
 			Subresources: []string{"status"}, Strategy: crdStrategy,
-			TypeConverter: registry.GeneratedTypeConverter, // client-go's schema has no CRDs
+			TypeConverter: typeconverter.Generated, // client-go's schema has no CRDs
 		})
 }
 

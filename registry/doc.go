@@ -93,7 +93,7 @@
 // change (a status update keeps the spec, a main update keeps the status).
 // Printers are the columns `kubectl get` shows, after upstream's
 // (rest/printer.go: the default one and the helpers kinds' printers are built
-// with). A resource's TypeConverter (typeconverter.go)
+// with). A resource's TypeConverter (package typeconverter)
 // is what the apiserver's field manager types its objects with for
 // managedFields and server-side apply; the registry never computes
 // managedFields itself, it stores them as part of the object.

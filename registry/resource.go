@@ -180,7 +180,7 @@ type Resource struct {
 	// server-side apply merges and tracks field ownership on (the
 	// managedFields of every write). Nil: the converter minicp shares for
 	// every built-in kind, built from the schema compiled into client-go's
-	// apply configurations (k8s.io/client-go/applyconfigurations). A
+	// apply configurations (typeconverter.Builtin). A
 	// custom resource sets the converter built from its CRD's schema for
 	// this version; its objects are *unstructured.Unstructured, which the
 	// apiserver converts between versions by their apiVersion alone.

@@ -1,10 +1,14 @@
-package registry
-
-// Type converters for server-side apply (Resource.TypeConverter). The
-// built-in kinds' converter comes from the schema client-go compiles into
-// its apply configurations; that schema has no CustomResourceDefinition and
-// no autoscaling/v1 Scale, which apiextensions-apiserver's generated
-// OpenAPI definitions have. GeneratedTypeConverter types those two.
+// Package typeconverter holds the process-wide type converters of
+// server-side apply (registry.Resource.TypeConverter), each built once per
+// process, on its first use, and shared by every stack in it: a converter
+// holds nothing but the schema it parsed, and parsing one is costly. The
+// built-in kinds' converter (Builtin) comes from the schema client-go
+// compiles into its apply configurations; that schema has no
+// CustomResourceDefinition and no autoscaling/v1 Scale, which
+// apiextensions-apiserver's generated OpenAPI definitions have: Generated
+// types those two. A custom resource's converter is built from its CRD's
+// schema, lazily too (Lazy).
+package typeconverter
 
 import (
 	"sync"
@@ -15,15 +19,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"minicp/registry"
 )
 
-// GeneratedTypeConverter types apiextensions.k8s.io/v1
-// CustomResourceDefinitions and autoscaling/v1 Scales. It is built on its
-// first use (most stacks never write a CRD or a Scale) and shared by
-// every stack in the process: it holds nothing but the parsed models.
-var GeneratedTypeConverter = LazyTypeConverter(newGeneratedTypeConverter)
+// Builtin returns the type converter of every built-in kind: the schema
+// compiled into client-go's apply configurations, looked up by the Go type
+// of registry.Scheme's kinds. The first call parses it; every later call,
+// from any stack, returns the same converter, and a call made while the
+// parse runs waits for it instead of starting another.
+var Builtin = sync.OnceValue(func() managedfields.TypeConverter {
+	return applyconfigurations.NewTypeConverter(registry.Scheme)
+})
+
+// Generated types apiextensions.k8s.io/v1 CustomResourceDefinitions and
+// autoscaling/v1 Scales. It is built on its first use (most stacks never
+// write a CRD or a Scale).
+var Generated = Lazy(newGeneratedTypeConverter)
 
 // newGeneratedTypeConverter parses apiextensions' generated models, each
 // kind's model marked with its group-version-kind, as the converter finds
@@ -48,15 +63,15 @@ func newGeneratedTypeConverter() (managedfields.TypeConverter, error) {
 	return managedfields.NewTypeConverter(models, false)
 }
 
-// LazyTypeConverter returns a type converter that calls build on its first
+// Lazy returns a type converter that calls build on its first
 // use, then behaves as what build returned; a converter that could not be
 // built fails every call with the reason. Converters take milliseconds to
 // build from a schema, and most are never used by a given stack.
-func LazyTypeConverter(build func() (managedfields.TypeConverter, error)) managedfields.TypeConverter {
+func Lazy(build func() (managedfields.TypeConverter, error)) managedfields.TypeConverter {
 	return &lazyTypeConverter{build: build}
 }
 
-// lazyTypeConverter is LazyTypeConverter's converter.
+// lazyTypeConverter is Lazy's converter.
 type lazyTypeConverter struct {
 	once  sync.Once // guards tc and err, set once by build
 	build func() (managedfields.TypeConverter, error)
