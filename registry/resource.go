@@ -14,12 +14,12 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// Resource is the one description of a REST resource: everything that makes
-// it different from any other resource is a field here, and nothing
-// elsewhere in minicp decides behaviour by comparing resource names. The
-// Store, the watch cache and the apiserver read these fields; a built-in
-// kind is one Resource in Builtin (builtin*.go) plus, where upstream
-// defaults or validates something clients depend on, a Strategy.
+// Resource is the one description of a REST resource at one group
+// version: everything that makes it different from any other resource is
+// a field here, for the Store, the watch cache and the apiserver to read
+// instead of comparing resource names. A built-in kind is one Resource in
+// kinds.Builtin (one file per kind in package kinds) plus, where upstream
+// defaults or validates something clients depend on, a rest.Strategy.
 //
 // A Resource is immutable once it is in a Table: build it, hand it to
 // NewTable, and never change it afterwards (every request reads it without
@@ -44,7 +44,8 @@ import (
 // The zero value of every optional field is what most resources want.
 type Resource struct {
 	// GroupVersion is the group and version the resource is served and
-	// stored at ("" for the core group): minicp serves one version of each.
+	// stored at ("" for the core group). A resource served at several
+	// versions (a custom resource's) has one descriptor per version.
 	GroupVersion schema.GroupVersion
 	// Name is the plural, as in the URL: "pods", "deployments".
 	Name string
