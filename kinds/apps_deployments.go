@@ -22,7 +22,7 @@ func deploymentsEntry() *registry.Resource {
 	return entry(apigroups.AppsV1, "deployments", "Deployment", true, "/registry/deployments",
 		func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &appsv1.DeploymentList{} },
 		&registry.Resource{ShortNames: []string{"deploy"}, Categories: []string{"all"}, Strategy: deploymentStrategy,
-			Subresources: statusAndScale, Scale: scaleRules, Printer: deploymentPrinter})
+			Subresources: statusAndScale, Scale: deploymentScale, Printer: deploymentPrinter})
 }
 
 // defaultDeployment: 1 replica, RollingUpdate with 25% unavailable and 25%
@@ -124,3 +124,8 @@ var deploymentPrinter = rest.TypedPrinter(
 		}}
 	},
 )
+
+// deploymentScale is the Deployments' scale subresource.
+var deploymentScale = replicaScale(func(o *appsv1.Deployment) (**int32, int32, string) {
+	return &o.Spec.Replicas, o.Status.Replicas, labelSelectorString(o.Spec.Selector)
+})

@@ -21,7 +21,7 @@ func replicaSetsEntry() *registry.Resource {
 	return entry(apigroups.AppsV1, "replicasets", "ReplicaSet", true, "/registry/replicasets",
 		func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &appsv1.ReplicaSetList{} },
 		&registry.Resource{ShortNames: []string{"rs"}, Categories: []string{"all"}, Strategy: replicaSetStrategy,
-			Subresources: statusAndScale, Scale: scaleRules, Printer: replicaSetPrinter,
+			Subresources: statusAndScale, Scale: replicaSetScale, Printer: replicaSetPrinter,
 			SelectableFields: func(obj runtime.Object) fields.Set {
 				return replicasField(obj.(*appsv1.ReplicaSet).Status.Replicas)
 			}})
@@ -53,4 +53,9 @@ var replicaSetPrinter = rest.TypedPrinter(replicaColumns, func(rs *appsv1.Replic
 		rs.Name, replicasOf(rs.Spec.Replicas), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
 		age(rs.CreationTimestamp.Time, now), containers, images, selectorString(rs.Spec.Selector),
 	}}
+})
+
+// replicaSetScale is the ReplicaSets' scale subresource.
+var replicaSetScale = replicaScale(func(o *appsv1.ReplicaSet) (**int32, int32, string) {
+	return &o.Spec.Replicas, o.Status.Replicas, labelSelectorString(o.Spec.Selector)
 })

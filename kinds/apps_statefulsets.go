@@ -23,7 +23,7 @@ func statefulSetsEntry() *registry.Resource {
 	return entry(apigroups.AppsV1, "statefulsets", "StatefulSet", true, "/registry/statefulsets",
 		func() runtime.Object { return &appsv1.StatefulSet{} }, func() runtime.Object { return &appsv1.StatefulSetList{} },
 		&registry.Resource{ShortNames: []string{"sts"}, Categories: []string{"all"}, Strategy: statefulSetStrategy,
-			Subresources: statusAndScale, Scale: scaleRules, Printer: statefulSetPrinter})
+			Subresources: statusAndScale, Scale: statefulSetScale, Printer: statefulSetPrinter})
 }
 
 // defaultStatefulSet: OrderedReady pods, RollingUpdate from partition 0,
@@ -118,3 +118,8 @@ var statefulSetPrinter = rest.TypedPrinter(
 		}}
 	},
 )
+
+// statefulSetScale is the StatefulSets' scale subresource.
+var statefulSetScale = replicaScale(func(o *appsv1.StatefulSet) (**int32, int32, string) {
+	return &o.Spec.Replicas, o.Status.Replicas, labelSelectorString(o.Spec.Selector)
+})

@@ -23,7 +23,7 @@ func replicationControllersEntry() *registry.Resource {
 	return entry(apigroups.CoreV1, "replicationcontrollers", "ReplicationController", true, "/registry/controllers",
 		func() runtime.Object { return &corev1.ReplicationController{} }, func() runtime.Object { return &corev1.ReplicationControllerList{} },
 		&registry.Resource{ShortNames: []string{"rc"}, Categories: []string{"all"}, Strategy: replicationControllerStrategy,
-			Subresources: statusAndScale, Scale: scaleRules, Printer: replicationControllerPrinter,
+			Subresources: statusAndScale, Scale: replicationControllerScale, Printer: replicationControllerPrinter,
 			SelectableFields: func(obj runtime.Object) fields.Set {
 				return replicasField(obj.(*corev1.ReplicationController).Status.Replicas)
 			}})
@@ -70,4 +70,9 @@ var replicationControllerPrinter = rest.TypedPrinter(replicaColumns, func(rc *co
 		rc.Name, replicasOf(rc.Spec.Replicas), int64(rc.Status.Replicas), int64(rc.Status.ReadyReplicas),
 		age(rc.CreationTimestamp.Time, now), containers, images, labels.FormatLabels(rc.Spec.Selector),
 	}}
+})
+
+// replicationControllerScale is the ReplicationControllers' scale subresource.
+var replicationControllerScale = replicaScale(func(o *corev1.ReplicationController) (**int32, int32, string) {
+	return &o.Spec.Replicas, o.Status.Replicas, labels.SelectorFromSet(o.Spec.Selector).String()
 })

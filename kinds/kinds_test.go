@@ -5,14 +5,13 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -328,32 +327,31 @@ func TestGenerationFollowsSpecChangesOnly(t *testing.T) {
 func TestScaleOfEachScalableKind(t *testing.T) {
 	tmpl := nginxTemplate(map[string]string{"app": "x"})
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
-	objs := []runtime.Object{
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", ResourceVersion: "7"}, Spec: appsv1.DeploymentSpec{Replicas: int32Ptr(2), Selector: sel}, Status: appsv1.DeploymentStatus{Replicas: 1}},
-		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "r", ResourceVersion: "7"}, Spec: appsv1.ReplicaSetSpec{Replicas: int32Ptr(2), Selector: sel}, Status: appsv1.ReplicaSetStatus{Replicas: 1}},
-		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "s", ResourceVersion: "7"}, Spec: appsv1.StatefulSetSpec{Replicas: int32Ptr(2), Selector: sel}, Status: appsv1.StatefulSetStatus{Replicas: 1}},
-		&corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "c", ResourceVersion: "7"}, Spec: corev1.ReplicationControllerSpec{Replicas: int32Ptr(2), Selector: map[string]string{"app": "x"}, Template: &tmpl}, Status: corev1.ReplicationControllerStatus{Replicas: 1}},
+	cases := []struct {
+		gv       schema.GroupVersion
+		resource string
+		obj      runtime.Object
+	}{
+		{appsv1.SchemeGroupVersion, "deployments", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", ResourceVersion: "7"}, Spec: appsv1.DeploymentSpec{Replicas: int32Ptr(2), Selector: sel}, Status: appsv1.DeploymentStatus{Replicas: 1}}},
+		{appsv1.SchemeGroupVersion, "replicasets", &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "r", ResourceVersion: "7"}, Spec: appsv1.ReplicaSetSpec{Replicas: int32Ptr(2), Selector: sel}, Status: appsv1.ReplicaSetStatus{Replicas: 1}}},
+		{appsv1.SchemeGroupVersion, "statefulsets", &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "s", ResourceVersion: "7"}, Spec: appsv1.StatefulSetSpec{Replicas: int32Ptr(2), Selector: sel}, Status: appsv1.StatefulSetStatus{Replicas: 1}}},
+		{corev1.SchemeGroupVersion, "replicationcontrollers", &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "c", ResourceVersion: "7"}, Spec: corev1.ReplicationControllerSpec{Replicas: int32Ptr(2), Selector: map[string]string{"app": "x"}, Template: &tmpl}, Status: corev1.ReplicationControllerStatus{Replicas: 1}}},
 	}
-	for _, ro := range objs {
-		obj, _ := meta.Accessor(ro)
-		scale, err := ScaleOf(ro)
-		if err != nil {
-			t.Fatal(err)
+	for _, tc := range cases {
+		res := mustResource(t, tc.gv, tc.resource)
+		if res.Scale == nil {
+			t.Fatalf("%s: no scale rules", tc.resource)
 		}
-		want := autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), ResourceVersion: "7"},
-			Spec: autoscalingv1.ScaleSpec{Replicas: 2}, Status: autoscalingv1.ScaleStatus{Replicas: 1, Selector: "app=x"}}
-		if !equality.Semantic.DeepEqual(*scale, want) {
-			t.Fatalf("%s: got %+v, want %+v", obj.GetName(), *scale, want)
+		spec, status, selector := res.Scale.Replicas(tc.obj)
+		if spec != 2 || status != 1 || selector != "app=x" {
+			t.Fatalf("%s: got replicas %d, status %d, selector %q; want 2, 1, app=x", tc.resource, spec, status, selector)
 		}
-		scale.Spec.Replicas = 5
-		if err := ApplyScale(ro, scale); err != nil {
-			t.Fatal(err)
-		}
-		if again, _ := ScaleOf(ro); again.Spec.Replicas != 5 {
-			t.Fatalf("%s: replicas after ApplyScale: %d", obj.GetName(), again.Spec.Replicas)
+		res.Scale.SetReplicas(tc.obj, 5)
+		if again, _, _ := res.Scale.Replicas(tc.obj); again != 5 {
+			t.Fatalf("%s: replicas after SetReplicas: %d", tc.resource, again)
 		}
 	}
-	if _, err := ScaleOf(&corev1.Pod{}); err == nil {
+	if pods := podsResource(t); pods.Scale != nil {
 		t.Fatal("a pod has a scale")
 	}
 }

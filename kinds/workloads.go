@@ -8,12 +8,9 @@ package kinds
 // count and the selector as a string.
 
 import (
-	"fmt"
 	"minicp/registry"
 	"minicp/registry/rest"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,18 +82,33 @@ func validateSelectorUnchanged(sel, old *metav1.LabelSelector) field.ErrorList {
 	return validation.ValidateImmutableField(sel, old, field.NewPath("spec", "selector"))
 }
 
-// scaleRules serve the scale subresource of the four scalable kinds.
-var scaleRules = &registry.ScaleRules{
-	Replicas: func(obj runtime.Object) (spec, status int32, selector string) {
-		scale, err := ScaleOf(obj)
-		if err != nil {
-			return 0, 0, ""
-		}
-		return scale.Spec.Replicas, scale.Status.Replicas, scale.Status.Selector
-	},
-	SetReplicas: func(obj runtime.Object, replicas int32) {
-		_ = ApplyScale(obj, &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: replicas}})
-	},
+// replicaScale returns the scale rules of a workload kind T, given where
+// an object of T keeps spec.replicas, status.replicas and its pods' label
+// selector (as a string): each scalable kind says it in its own file.
+func replicaScale[T runtime.Object](fields func(T) (spec **int32, status int32, selector string)) *registry.ScaleRules {
+	return &registry.ScaleRules{
+		Replicas: func(obj runtime.Object) (int32, int32, string) {
+			spec, status, selector := fields(obj.(T))
+			var replicas int32
+			if *spec != nil {
+				replicas = **spec
+			}
+			return replicas, status, selector
+		},
+		SetReplicas: func(obj runtime.Object, replicas int32) {
+			spec, _, _ := fields(obj.(T))
+			*spec = &replicas
+		},
+	}
+}
+
+// labelSelectorString is a selector as a Scale's status.selector shows it.
+func labelSelectorString(s *metav1.LabelSelector) string {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return ""
+	}
+	return sel.String()
 }
 
 func replicasOf(p *int32) int64 {
@@ -114,68 +126,4 @@ var replicaColumns = []metav1.TableColumnDefinition{
 	column("Current", "integer", "Number of actual replicas", 0),
 	column("Ready", "integer", "Number of ready replicas", 0),
 	rest.AgeColumn, containersColumn, imagesColumn, selectorColumn,
-}
-
-// scaleView is what a Scale shows of an object.
-type scaleView struct {
-	meta     *metav1.ObjectMeta
-	replicas **int32
-	status   int32
-	selector string
-}
-
-// viewForScale returns the scale view of obj, or an error for a kind
-// without a scale subresource.
-func viewForScale(obj runtime.Object) (scaleView, error) {
-	selectorString := func(s *metav1.LabelSelector) string {
-		sel, err := metav1.LabelSelectorAsSelector(s)
-		if err != nil {
-			return ""
-		}
-		return sel.String()
-	}
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return scaleView{&o.ObjectMeta, &o.Spec.Replicas, o.Status.Replicas, selectorString(o.Spec.Selector)}, nil
-	case *appsv1.ReplicaSet:
-		return scaleView{&o.ObjectMeta, &o.Spec.Replicas, o.Status.Replicas, selectorString(o.Spec.Selector)}, nil
-	case *appsv1.StatefulSet:
-		return scaleView{&o.ObjectMeta, &o.Spec.Replicas, o.Status.Replicas, selectorString(o.Spec.Selector)}, nil
-	case *corev1.ReplicationController:
-		return scaleView{&o.ObjectMeta, &o.Spec.Replicas, o.Status.Replicas, labels.SelectorFromSet(o.Spec.Selector).String()}, nil
-	}
-	return scaleView{}, fmt.Errorf("%T has no scale subresource", obj)
-}
-
-// ScaleOf returns obj's Scale.
-func ScaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
-	v, err := viewForScale(obj)
-	if err != nil {
-		return nil, err
-	}
-	var replicas int32
-	if *v.replicas != nil {
-		replicas = **v.replicas
-	}
-	return &autoscalingv1.Scale{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: v.meta.Name, Namespace: v.meta.Namespace, UID: v.meta.UID,
-			ResourceVersion: v.meta.ResourceVersion, CreationTimestamp: v.meta.CreationTimestamp,
-		},
-		Spec:   autoscalingv1.ScaleSpec{Replicas: replicas},
-		Status: autoscalingv1.ScaleStatus{Replicas: v.status, Selector: v.selector},
-	}, nil
-}
-
-// ApplyScale sets obj's replicas to the Scale's. The caller writes obj as
-// an update of the object itself, so its generation grows as for any
-// spec change.
-func ApplyScale(obj runtime.Object, scale *autoscalingv1.Scale) error {
-	v, err := viewForScale(obj)
-	if err != nil {
-		return err
-	}
-	replicas := scale.Spec.Replicas
-	*v.replicas = &replicas
-	return nil
 }
