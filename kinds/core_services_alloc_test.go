@@ -172,3 +172,40 @@ func TestServiceUpdateChecksIPFamilies(t *testing.T) {
 		t.Fatalf("an unchanged update: %v, families %v", err, same.Spec.IPFamilies)
 	}
 }
+
+// The Services' write hooks allocate from the ranges of the Config the
+// table was built with, through a Store that knows nothing of Services,
+// and give them back when the Service is deleted.
+func TestAServiceWrittenThroughTheStoreTakesAndGivesBackFromTheConfiguredRanges(t *testing.T) {
+	table, err := Config{ServiceClusterIPRange: "10.96.0.0/28", ServiceNodePortRange: "31000-31010"}.NewTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := registry.NewStore(startEtcd(t), table, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	services, _ := table.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
+	out, err := s.Create(ctx, services, "default", nodePortService("web", 80), registry.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := out.(*corev1.Service)
+	_, cidr, _ := net.ParseCIDR("10.96.0.0/28")
+	if ip := net.ParseIP(svc.Spec.ClusterIP); ip == nil || !cidr.Contains(ip) {
+		t.Errorf("got ClusterIP %q, want one in %s", svc.Spec.ClusterIP, cidr)
+	}
+	if p := svc.Spec.Ports[0].NodePort; p < 31000 || p > 31010 {
+		t.Errorf("got NodePort %d, want one in 31000-31010", p)
+	}
+	if _, err := s.Delete(ctx, services, "default", "web", registry.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again := nodePortService("again", 80)
+	again.Spec.ClusterIP = svc.Spec.ClusterIP
+	again.Spec.Ports[0].NodePort = svc.Spec.Ports[0].NodePort
+	if _, err := s.Create(ctx, services, "default", again, registry.WriteOptions{}); err != nil {
+		t.Errorf("asking for the deleted Service's ClusterIP and NodePort: got %v, want them given back", err)
+	}
+}
