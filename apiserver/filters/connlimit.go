@@ -15,9 +15,9 @@ import (
 // wait in the kernel's accept queue until a connection closes (idle ones
 // are closed after the apiserver's idle timeout).
 
-// fdReserve is how many descriptors are kept from clients for everything
-// else in the process (etcd's files, its peers and clients, the watch
-// cache's etcd connections, the log): a quarter of the limit, at least
+// The descriptors kept from clients for everything else in the process
+// (etcd's files, its peers and clients, the watch cache's etcd
+// connections, the log) are a quarter of the limit, and at least
 // minFDReserve.
 const minFDReserve = 256
 

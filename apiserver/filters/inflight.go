@@ -11,8 +11,8 @@ import (
 // --max-mutating-requests-inflight (200): at most that many reads and
 // writes are served at once; one more is answered at once with 429
 // TooManyRequests and Retry-After: 1, which client-go honours by waiting
-// and retrying. Without a limit, 200 concurrent LISTs of 5,000 objects from
-// etcd take gigabytes of memory.
+// and retrying. Without a limit, every concurrent LIST from etcd holds its
+// whole answer in memory at once, and a burst of them can exhaust it.
 //
 // As upstream, long-running requests do not count (watches, which hold
 // their slot for minutes, and /debug/pprof/ profiles), and members of
