@@ -29,17 +29,21 @@ type controller struct {
 	// lists, and returns what runs it: run returns once the loop's
 	// goroutines have all ended, after its context ends.
 	start func(ctx context.Context, cp *ControlPlane) (run func(context.Context), err error)
+	// afterNodes starts it once the simulated nodes are registered
+	// rather than before they start (see Start's order).
+	afterNodes bool
 }
 
 // controllers are every loop the controller manager can run, in the order
 // it starts them; it stops them in the reverse order. The garbage
-// collector comes last: its discovery and first lists of every resource
-// would otherwise compete with the others' start.
+// collector comes last, after the simulated nodes' registration: its
+// discovery and first lists of every resource would otherwise compete
+// with the others' start and with the registration.
 var controllers = []controller{
 	{name: "crd-controller", start: startCRDController},
 	{name: "namespace-controller", start: startNamespaceController},
 	{name: "node-lifecycle-controller", enabled: func(c *Config) bool { return c.Nodes.LifecycleController }, start: startNodeLifecycleController},
-	{name: "garbage-collector-controller", enabled: func(c *Config) bool { return c.EnableGarbageCollector }, start: startGarbageCollector},
+	{name: "garbage-collector-controller", enabled: func(c *Config) bool { return c.EnableGarbageCollector }, start: startGarbageCollector, afterNodes: true},
 }
 
 // controllerManager holds the running loops.
@@ -56,11 +60,18 @@ type runningController struct {
 }
 
 // startControllers starts every controller that --controllers and the
-// rest of the configuration enable, in the order of controllers. On an
-// error the ones already started keep running until Close stops them.
-func (cp *ControlPlane) startControllers(ctx context.Context) error {
-	cp.controllers = &controllerManager{}
+// rest of the configuration enable, in the order of controllers: Start
+// calls it before the simulated nodes start (afterNodes false) and once
+// they are registered (afterNodes true). On an error the ones already
+// started keep running until Close stops them.
+func (cp *ControlPlane) startControllers(ctx context.Context, afterNodes bool) error {
+	if cp.controllers == nil {
+		cp.controllers = &controllerManager{}
+	}
 	for _, c := range controllers {
+		if c.afterNodes != afterNodes {
+			continue
+		}
 		if !controllerEnabled(cp.cfg.Controllers, c.name) || (c.enabled != nil && !c.enabled(&cp.cfg)) {
 			continue
 		}

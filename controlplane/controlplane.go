@@ -173,15 +173,25 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cp.startObjectCounter()
+	// The controllers before the simulated nodes, as a controller manager
+	// runs beside kubelets rather than after them: their informers' first
+	// lists are consistent reads, which the watch cache answers at once
+	// while its etcd watches are idle; started just after the nodes'
+	// registration burst, the node lifecycle controller would wait up to a
+	// progress request period (watchcache/progress.go) for the nodes' and
+	// leases' caches to catch up before minicp could say it is ready. The
+	// garbage collector alone starts after the registration
+	// (controllermanager.go).
+	if err := cp.startControllers(ctx, false); err != nil {
+		return nil, err
+	}
 	if err := cp.startNodes(ctx); err != nil {
 		return nil, err
 	}
-	if err := writeKubeconfig(cp.kubeconfig, cp.RESTConfig()); err != nil {
+	if err := cp.startControllers(ctx, true); err != nil {
 		return nil, err
 	}
-	// After the nodes' registration: the garbage collector's discovery
-	// and first lists would otherwise compete with it for the apiserver.
-	if err := cp.startControllers(ctx); err != nil {
+	if err := writeKubeconfig(cp.kubeconfig, cp.RESTConfig()); err != nil {
 		return nil, err
 	}
 	cp.kubeconfigWritten.Store(true)

@@ -28,10 +28,11 @@
 // Close stops Serving before the apiserver.
 //
 // The controller manager (controllermanager.go) starts, once the
-// apiserver serves and the simulated nodes are registered, every control
-// loop that is a client of the API, from one list and in its order: the
-// CRD controller (controllers/crd), the namespace controller, the node
-// lifecycle controller (package lease) and, last, the garbage collector;
+// apiserver serves, every control loop that is a client of the API, from
+// one list and in its order: the CRD controller (controllers/crd), the
+// namespace controller and the node lifecycle controller (package lease)
+// before the simulated nodes start, and, last, once they are registered,
+// the garbage collector;
 // --controllers chooses among them as kube-controller-manager's flag does.
 // Each loop runs in one goroutine the manager owns, and its workers in
 // goroutines of its own (controllers/workers) that end before it returns.
