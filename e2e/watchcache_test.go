@@ -331,6 +331,12 @@ func TestZeroListsCanBeStaleButConsistentListsNeverAre(t *testing.T) {
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The cache must hold "before" when it is paused: its etcd watch
+	// delivers the write a moment after the create is acknowledged.
+	framework.Eventually(t, framework.StateTimeout, "the cache to hold the first ConfigMap", func() bool {
+		list, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		return err == nil && len(list.Items) == 1
+	})
 	resp, err := s.HTTP.Post(s.URL+"/debug/watchcache/configmaps/pause", "application/json", nil)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("pausing the cache: %v %v", resp.Status, err)
