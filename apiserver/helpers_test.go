@@ -2,12 +2,10 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -205,19 +203,7 @@ type rawResponse struct {
 // headers are "Name: value" strings.
 func send(t *testing.T, ctx context.Context, srv *httptest.Server, method, path, body string, headers ...string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("request: %v", err)
-	}
-	for _, h := range headers {
-		name, value, _ := strings.Cut(h, ": ")
-		req.Header.Set(name, value)
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp
+	return testsupport.Send(t, ctx, srv, method, path, body, headers...)
 }
 
 // do sends one request to the test server and reads its response;
@@ -231,23 +217,14 @@ func (ts *testServer) do(t *testing.T, method, path, body string, headers ...str
 // "Name: value" strings.
 func fetch(t *testing.T, srv *httptest.Server, method, path, body string, headers ...string) rawResponse {
 	t.Helper()
-	resp := send(t, context.Background(), srv, method, path, body, headers...)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("reading %s %s: %v", method, path, err)
-	}
-	return rawResponse{code: resp.StatusCode, header: resp.Header, body: raw}
+	r := testsupport.Fetch(t, srv, method, path, body, headers...)
+	return rawResponse{code: r.Code, header: r.Header, body: r.Body}
 }
 
 // status decodes the response as a JSON Status, failing if it is not one.
 func (r rawResponse) status(t *testing.T) metav1.Status {
 	t.Helper()
-	var s metav1.Status
-	if err := json.Unmarshal(r.body, &s); err != nil || s.Kind != "Status" {
-		t.Fatalf("response is not a Status (%v): %s", err, r.body)
-	}
-	return s
+	return testsupport.Response{Code: r.code, Header: r.header, Body: r.body}.Status(t)
 }
 
 func testContext(t *testing.T) context.Context {

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"encoding/json"
+	"minicp/internal/testsupport"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -23,24 +24,6 @@ func newDiscoveryServer(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(newDiscoveryHandler(testResources.All(), testReviews))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// getDocument fetches path with accept and decodes the body into out,
-// returning the response's Content-Type.
-func getDocument(t *testing.T, srv *httptest.Server, path, accept string, out any) string {
-	t.Helper()
-	var headers []string
-	if accept != "" {
-		headers = append(headers, "Accept: "+accept)
-	}
-	r := fetch(t, srv, http.MethodGet, path, "", headers...)
-	if r.code != http.StatusOK {
-		t.Fatalf("GET %s: got %d %s, want 200", path, r.code, r.body)
-	}
-	if err := json.Unmarshal(r.body, out); err != nil {
-		t.Fatalf("GET %s: decoding %s: %v", path, r.body, err)
-	}
-	return r.header.Get("Content-Type")
 }
 
 func TestClientGoDiscoversEveryResourceThroughAggregatedDiscovery(t *testing.T) {
@@ -122,7 +105,7 @@ func TestAggregatedDiscoveryIsServedOnlyWhenAskedFor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var doc map[string]any
-			if got := getDocument(t, srv, "/apis", tc.accept, &doc); got != tc.wantType {
+			if got := testsupport.GetDocument(t, srv, "/apis", tc.accept, &doc); got != tc.wantType {
 				t.Errorf("Content-Type: got %q, want %q", got, tc.wantType)
 			}
 			wantKind := "APIGroupList"
@@ -139,7 +122,7 @@ func TestAggregatedDiscoveryIsServedOnlyWhenAskedFor(t *testing.T) {
 func TestAggregatedCoreDiscoveryListsSubresourcesUnderTheirParent(t *testing.T) {
 	srv := newDiscoveryServer(t)
 	var list apidiscoveryv2.APIGroupDiscoveryList
-	getDocument(t, srv, "/api", aggregatedDiscoveryContentType, &list)
+	testsupport.GetDocument(t, srv, "/api", aggregatedDiscoveryContentType, &list)
 	if len(list.Items) != 1 || list.Items[0].Name != "" || len(list.Items[0].Versions) != 1 {
 		t.Fatalf("got %+v, want one core group with one version", list.Items)
 	}
@@ -166,7 +149,7 @@ func TestLegacyDiscoveryDocumentsDecodeIntoTheirTypes(t *testing.T) {
 	srv := newDiscoveryServer(t)
 
 	var versions metav1.APIVersions
-	getDocument(t, srv, "/api", "application/json", &versions)
+	testsupport.GetDocument(t, srv, "/api", "application/json", &versions)
 	host := srv.Listener.Addr().String()
 	want := []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: host}}
 	if !slices.Equal(versions.Versions, []string{"v1"}) || !slices.Equal(versions.ServerAddressByClientCIDRs, want) {
@@ -174,19 +157,19 @@ func TestLegacyDiscoveryDocumentsDecodeIntoTheirTypes(t *testing.T) {
 	}
 
 	var group metav1.APIGroup
-	getDocument(t, srv, "/apis/coordination.k8s.io", "", &group)
+	testsupport.GetDocument(t, srv, "/apis/coordination.k8s.io", "", &group)
 	if group.Name != "coordination.k8s.io" || group.PreferredVersion.GroupVersion != "coordination.k8s.io/v1" {
 		t.Errorf("/apis/coordination.k8s.io: got %+v", group)
 	}
 
 	var leases metav1.APIResourceList
-	getDocument(t, srv, "/apis/coordination.k8s.io/v1", "", &leases)
+	testsupport.GetDocument(t, srv, "/apis/coordination.k8s.io/v1", "", &leases)
 	if leases.GroupVersion != "coordination.k8s.io/v1" || len(leases.APIResources) != 1 || leases.APIResources[0].Name != "leases" {
 		t.Errorf("/apis/coordination.k8s.io/v1: got %+v", leases)
 	}
 
 	var core metav1.APIResourceList
-	getDocument(t, srv, "/api/v1", "", &core)
+	testsupport.GetDocument(t, srv, "/api/v1", "", &core)
 	for _, r := range core.APIResources {
 		if r.Name == "pods" && r.StorageVersionHash != "xPOwRZ+Yhw8=" {
 			t.Errorf("pods storageVersionHash: got %q, want upstream's xPOwRZ+Yhw8=", r.StorageVersionHash)
@@ -197,9 +180,9 @@ func TestLegacyDiscoveryDocumentsDecodeIntoTheirTypes(t *testing.T) {
 func TestDiscoveryAnswersUnknownPathsWithNotFoundStatus(t *testing.T) {
 	srv := newDiscoveryServer(t)
 	for _, path := range []string{"/apis/certificates.k8s.io", "/apis/certificates.k8s.io/v1", "/api/v2", "/apis/coordination.k8s.io/v2"} {
-		r := fetch(t, srv, http.MethodGet, path, "")
-		if status := r.status(t); r.code != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
-			t.Errorf("GET %s: got %d %+v, want 404 NotFound Status", path, r.code, status)
+		r := testsupport.Fetch(t, srv, http.MethodGet, path, "")
+		if status := r.Status(t); r.Code != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
+			t.Errorf("GET %s: got %d %+v, want 404 NotFound Status", path, r.Code, status)
 		}
 	}
 }
@@ -236,7 +219,7 @@ func TestDiscoveryHonoursIfNoneMatch(t *testing.T) {
 func TestVersionIsTheReleaseOfTheK8sAPIModuleBuiltIn(t *testing.T) {
 	srv := newDiscoveryServer(t)
 	var info version.Info
-	getDocument(t, srv, "/version", "", &info)
+	testsupport.GetDocument(t, srv, "/version", "", &info)
 	want := kubeversion.Get()
 	if want == kubeversion.Fallback || info.GitVersion != want.GitVersion || info.Major != "1" || info.Minor != want.Minor ||
 		info.GoVersion == "" || info.Platform == "" {

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
+	"minicp/internal/testsupport"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -172,7 +173,7 @@ func TestOpenAPIDocumentHashIsCacheableAndOutdatedHashesRedirect(t *testing.T) {
 			ServerRelativeURL string `json:"serverRelativeURL"`
 		} `json:"paths"`
 	}
-	getDocument(t, srv, "/openapi/v3", "application/json", &index)
+	testsupport.GetDocument(t, srv, "/openapi/v3", "application/json", &index)
 	url := index.Paths["api/v1"].ServerRelativeURL
 	if !strings.HasPrefix(url, "/openapi/v3/api/v1?hash=") {
 		t.Fatalf("api/v1 URL: got %q", url)
@@ -200,9 +201,9 @@ func TestOpenAPIDocumentHashIsCacheableAndOutdatedHashesRedirect(t *testing.T) {
 
 func TestUnknownOpenAPIGroupVersionIsNotFound(t *testing.T) {
 	srv := newOpenAPIServer(t)
-	r := fetch(t, srv, http.MethodGet, "/openapi/v3/apis/certificates.k8s.io/v1", "")
-	if status := r.status(t); r.code != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
-		t.Errorf("got %d %+v, want 404 NotFound Status", r.code, status)
+	r := testsupport.Fetch(t, srv, http.MethodGet, "/openapi/v3/apis/certificates.k8s.io/v1", "")
+	if status := r.Status(t); r.Code != http.StatusNotFound || status.Reason != metav1.StatusReasonNotFound {
+		t.Errorf("got %d %+v, want 404 NotFound Status", r.Code, status)
 	}
 }
 

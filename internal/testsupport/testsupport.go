@@ -1,5 +1,6 @@
 // Package testsupport holds the helpers minicp's tests share: a buffer safe
-// for concurrent writers, polling with a deadline, and decoding the CRDs
+// for concurrent writers, polling with a deadline, one HTTP request sent
+// and read whole (http.go), and decoding the CRDs
 // tests write in YAML. Tests wait for
 // conditions by polling them, never by sleeping and hoping. (A test etcd
 // is package testetcd's.) It depends on no minicp package, so that every
